@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Prepares the 7.3 tree (pristine source + patches/ + this driver as
+# drivers/block/rnull), configures it from config/rnull.config and builds
+# the kernel and its modules into $OUT. Reruns only redo what changed.
+source "$(dirname "$0")/common.sh"
+
+"$REPO/scripts/setup.sh"
+
+GIT=(git -C "$SRC" -c user.name=rnull-harness -c user.email=rnull@localhost
+	-c advice.detachedHead=false)
+mapfile -t DRIVER_FILES < <(cd "$REPO" && ls Kconfig Makefile ./*.rs)
+
+# 1. Pristine tree, kept as a git repository so that switching series only
+#    touches the files that differ (and so only those get rebuilt).
+if [ ! -d "$SRC/.git" ]; then
+	log "unpacking linux-source-$KVER"
+	rm -rf "$SRC" "$SRC.tmp" && mkdir -p "$SRC.tmp"
+	tar -xJf "$CACHE/linux-source-$KVER.tar.xz" -C "$SRC.tmp" --strip-components=1
+	# Debian's .gitignore ignores every top-level path; drop that block so
+	# that git works normally in the tree.
+	sed -i '/^# Debian packaging/,$d' "$SRC.tmp/.gitignore"
+	git -C "$SRC.tmp" init -q -b rnull
+	git -C "$SRC.tmp" add -A -f
+	git -C "$SRC.tmp" -c user.name=rnull-harness -c user.email=rnull@localhost \
+		commit -q -m "Linux $KVER (Debian linux-source-$KVER)"
+	git -C "$SRC.tmp" tag pristine
+	mv "$SRC.tmp" "$SRC"
+fi
+
+# 2. The patch series, re-applied onto the pristine tree whenever it changes.
+series_id=$(series_id)
+if [ "$(cat "$SRC/.rnull-series" 2>/dev/null)" != "$series_id" ]; then
+	dirty=$("${GIT[@]}" status --porcelain -- . ':!drivers/block/rnull')
+	[ -z "$dirty" ] || die "uncommitted changes in $SRC; commit them and run
+'make series' (or discard them) first:
+$dirty"
+	log "applying patches/series to the pristine tree"
+	"${GIT[@]}" checkout -q -B rnull pristine
+	while read -r p; do
+		[ -z "$p" ] || "${GIT[@]}" am -q "$REPO/patches/$p" ||
+			die "patches/$p does not apply"
+	done <"$REPO/patches/series"
+	echo "$series_id" >"$SRC/.rnull-series"
+fi
+
+# 3. This repo's driver replaces mainline's minimal rnull. Only changed files
+#    are copied, so an unchanged driver is not rebuilt.
+dst=$SRC/drivers/block/rnull
+for f in "$dst"/*; do
+	[ -e "$REPO/$(basename "$f")" ] || rm -f "$f"
+done
+for f in "${DRIVER_FILES[@]}"; do
+	cmp -s "$REPO/$f" "$dst/$f" || cp "$REPO/$f" "$dst/$f"
+done
+
+# 4. Configuration: tinyconfig + fragment, redone when the fragment changes.
+mkdir -p "$OUT"
+frag=$REPO/config/rnull.config
+cfg_id=$(sha256sum "$frag" | cut -c1-16)
+if [ "$(cat "$OUT/.rnull-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -f "$OUT/.config" ]; then
+	log "configuring the kernel (tinyconfig + config/rnull.config)"
+	"${KMAKE[@]}" -s tinyconfig >/dev/null
+	KCONFIG_CONFIG="$OUT/.config" "$SRC/scripts/kconfig/merge_config.sh" \
+		-m -O "$OUT" "$OUT/.config" "$frag" >/dev/null
+	"${KMAKE[@]}" -s olddefconfig >/dev/null
+	bad=0
+	while IFS= read -r line; do
+		case "$line" in CONFIG_*=*) ;; *) continue ;; esac
+		grep -qx -- "$line" "$OUT/.config" || {
+			echo "config: '$line' did not stick (missing dependency?)" >&2
+			bad=1
+		}
+	done <"$frag"
+	((bad == 0)) || die "config/rnull.config does not apply cleanly"
+	"${KMAKE[@]}" -s rustavailable >/dev/null || die "Rust is not available"
+	echo "$cfg_id" >"$OUT/.rnull-config"
+fi
+
+# 5. Build. An unchanged tree costs about half a minute of checking.
+log "building the kernel and modules in $OUT"
+"${KMAKE[@]}" -s bzImage modules
+rm -rf "$OUT/mods"
+"${KMAKE[@]}" -s INSTALL_MOD_PATH="$OUT/mods" INSTALL_MOD_STRIP=1 \
+	modules_install >/dev/null

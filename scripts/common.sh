@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings of the rnull harness; sourced by the other scripts.
+
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything downloaded or built lives here, outside the checkout, so that it
+# survives between runs and fresh clones.
+CACHE=${RNULL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/rnull}
+KVER=7.3
+SRC=$CACHE/linux-$KVER          # patched kernel source (a git tree)
+OUT=$CACHE/build                # kernel build output (O=)
+TOOLS=$CACHE/tools              # cargo-installed tools (bindgen)
+BINDGEN=$TOOLS/bin/bindgen
+BINDGEN_VERSION=0.72.1
+LLVM_VER=19
+
+# The kernel must be built with Debian's rustc-web, never rustup's toolchain,
+# which lacks rust-src: every Rust tool is named explicitly.
+export RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
+export LIBCLANG_PATH=/usr/lib/llvm-$LLVM_VER/lib
+KMAKE=(make -C "$SRC" O="$OUT" LLVM=-$LLVM_VER
+	RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTFMT=/usr/bin/rustfmt
+	CLIPPY_DRIVER=/usr/bin/clippy-driver BINDGEN="$BINDGEN"
+	-j"$(($(nproc) + 1))")
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# A fingerprint of patches/: the list and every patch in it.
+series_id() {
+	(cd "$REPO/patches" && cat series $(cat series)) | sha256sum | cut -c1-16
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Installs everything the harness needs on a Debian 12 machine. Idempotent:
+# when everything is present it only checks and returns within seconds.
+source "$(dirname "$0")/common.sh"
+
+PKGS=(
+	# kernel build
+	make gcc flex bison bc libelf-dev libssl-dev cpio kmod xz-utils perl
+	clang-$LLVM_VER lld-$LLVM_VER llvm-$LLVM_VER libclang-$LLVM_VER-dev
+	# Rust for the kernel: rustc with its library source (see environment)
+	rustc-web rust-web-src rustfmt-web rust-web-clippy
+	# the VM and what runs inside it
+	qemu-system-x86 busybox-static fio util-linux e2fsprogs
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	log "installing Debian packages: ${missing[*]}"
+	[ "$(id -u)" = 0 ] || die "need root to install packages"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+mkdir -p "$CACHE"
+
+# bindgen >= 0.71.1 is needed; bookworm only has 0.60.
+if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
+	log "building bindgen-cli $BINDGEN_VERSION from crates.io"
+	cargo install --quiet --locked --root "$TOOLS" \
+		bindgen-cli --version "$BINDGEN_VERSION"
+fi
+
+# Debian's linux-source-7.3 lives in trixie-backports only. Fetch it through
+# a private apt configuration so the system's sources stay untouched.
+TARBALL=$CACHE/linux-source-$KVER.tar.xz
+if [ ! -s "$TARBALL" ]; then
+	log "downloading Debian linux-source-$KVER (trixie-backports)"
+	apt=$CACHE/apt
+	rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/deb"
+	# Use the Debian mirror this machine is already configured with.
+	mirror=$(grep -hoE '^(URIs:|deb) +[^ ]+/debian/?( |$)' \
+		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+		awk '{print $2; exit}' || true)
+	[ -n "$mirror" ] || die "no Debian mirror found in the apt sources"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+		"$mirror trixie-backports main" >"$apt/sources.list"
+	opts=(-o Dir::Etc::sourcelist="$apt/sources.list"
+		-o Dir::Etc::sourceparts=/dev/null
+		-o Dir::State::Lists="$apt/lists"
+		-o Dir::Cache="$apt/cache" -o Debug::NoLocking=1
+		-o APT::Sandbox::User=root)
+	mkdir -p "$apt/cache/archives/partial"
+	apt-get "${opts[@]}" update -qq
+	(cd "$apt/deb" && apt-get "${opts[@]}" download linux-source-$KVER)
+	dpkg -x "$apt"/deb/linux-source-"$KVER"_*.deb "$apt/x"
+	mv "$apt"/x/usr/src/linux-source-$KVER.tar.xz "$TARBALL.tmp"
+	mv "$TARBALL.tmp" "$TARBALL"
+	rm -rf "$apt"
+fi
