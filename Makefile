@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# In the kernel tree (drivers/block/rnull) this is the kbuild makefile of the
+# driver. At the top of the rnull repository it also provides the commands
+# described in README.md.
+
+ifneq ($(KERNELRELEASE),)
+
+obj-$(CONFIG_BLK_DEV_RUST_NULL) += rnull.o
+
+else
+
+SCRIPTS := $(CURDIR)/scripts
+
+.PHONY: check bench vm build setup series lint help
+
+help:
+	@echo "make check            build, boot the test VM and run tests/ (CI runs this)"
+	@echo "make bench            build, boot and compare rnull with null_blk using fio"
+	@echo "make vm SCRIPT=/abs/path.sh   run your own script in the VM as root"
+	@echo "make build            set up the machine and build the kernel only"
+	@echo "make series           turn commits in the kernel tree into patches/"
+	@echo "make lint             rustfmtcheck, clippy and checkpatch --strict"
+
+setup:
+	@$(SCRIPTS)/setup.sh
+
+build:
+	@$(SCRIPTS)/build.sh
+
+check: build
+	@$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
+
+bench: build
+	@$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh
+
+vm: build
+	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=/abs/path/to/script.sh"; exit 2; }
+	@$(SCRIPTS)/vm.sh $(SCRIPT)
+
+series:
+	@$(SCRIPTS)/series.sh
+
+lint: build
+	@$(SCRIPTS)/lint.sh
+
+endif

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The configfs interface: `/sys/kernel/config/rnull`.
+//!
+//! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
+//!
+//! Every directory made under `rnull` is a device, configured through the
+//! attribute files in it and brought up by writing 1 to `power`. The device
+//! attributes are declared once, in the table passed to
+//! [`device_attributes!`]; `features` lists them.
+
+use crate::disk::{
+    NullBlk,
+    Settings, //
+};
+use kernel::{
+    block::mq::gen_disk::GenDisk,
+    configfs::{
+        self,
+        AttributeOperations, //
+    },
+    configfs_attrs,
+    fmt::{
+        self,
+        Write as _, //
+    },
+    new_mutex,
+    page::PAGE_SIZE,
+    prelude::*,
+    str::{
+        kstrtobool_bytes,
+        kstrtouint_bytes,
+        kstrtoull_bytes,
+        CString,
+        Formatter, //
+    },
+    sync::{
+        ArcBorrow,
+        Mutex, //
+    },
+};
+
+/// Creates the `rnull` configfs subsystem. New devices start from
+/// `defaults`; `module_disks` disks named `rnullb<N>` already exist.
+pub(crate) fn subsystem(
+    defaults: Settings,
+    module_disks: u32,
+) -> impl PinInit<configfs::Subsystem<Config>, Error> {
+    let item_type = configfs_attrs! {
+        container: configfs::Subsystem<Config>,
+        data: Config,
+        child: DeviceConfig,
+        attributes: [
+            features: 0,
+        ],
+    };
+
+    configfs::Subsystem::new(
+        c"rnull",
+        item_type,
+        try_pin_init!(Config {
+            defaults,
+            module_disks,
+        }),
+    )
+}
+
+/// The data of the subsystem directory.
+#[pin_data]
+pub(crate) struct Config {
+    /// The settings a new device starts with: the module parameters.
+    defaults: Settings,
+    /// How many `rnullb<N>` disks the module created at load.
+    module_disks: u32,
+}
+
+impl Config {
+    /// Whether `name` is the name of one of the module's own disks.
+    fn is_module_disk(&self, name: &CStr) -> bool {
+        let Some(digits) = name.to_bytes().strip_prefix(b"rnullb") else {
+            return false;
+        };
+        // Only the names the module writes: decimal, no leading zero.
+        let canonical = digits.iter().all(u8::is_ascii_digit)
+            && (digits == b"0" || digits.first().is_some_and(|&d| d != b'0'));
+        canonical && kstrtouint_bytes(digits).is_ok_and(|index| index < self.module_disks)
+    }
+}
+
+#[vtable]
+impl AttributeOperations<0> for Config {
+    type Data = Config;
+
+    fn show(_this: &Config, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let mut names = DEVICE_ATTRIBUTES;
+        names.sort_unstable();
+
+        let mut writer = Formatter::new(page);
+        for (i, name) in names.iter().enumerate() {
+            let separator = if i + 1 == names.len() { "\n" } else { "," };
+            writer.write_fmt(fmt!("{name}{separator}"))?;
+        }
+        Ok(writer.bytes_written())
+    }
+}
+
+#[vtable]
+impl configfs::GroupOperations for Config {
+    type Child = DeviceConfig;
+
+    fn make_group(
+        &self,
+        name: &CStr,
+    ) -> Result<impl PinInit<configfs::Group<DeviceConfig>, Error>> {
+        // As in C, a directory may not take the name of a disk that exists.
+        if self.is_module_disk(name) {
+            return Err(EEXIST);
+        }
+
+        Ok(configfs::Group::new(
+            name.try_into()?,
+            device_item_type(),
+            try_pin_init!(DeviceConfig {
+                state <- new_mutex!(DeviceState {
+                    settings: self.defaults.clone(),
+                    name: name.try_into()?,
+                    disk: None,
+                }),
+            }),
+        ))
+    }
+
+    fn drop_item(&self, child: ArcBorrow<'_, configfs::Group<DeviceConfig>>) {
+        // rmdir powers the device off.
+        child.state.lock().disk = None;
+    }
+}
+
+/// One device directory.
+#[pin_data]
+pub(crate) struct DeviceConfig {
+    #[pin]
+    state: Mutex<DeviceState>,
+}
+
+/// The state of a device directory, under its mutex.
+struct DeviceState {
+    settings: Settings,
+    name: CString,
+    /// The disk, while powered on.
+    disk: Option<GenDisk<NullBlk>>,
+}
+
+impl DeviceConfig {
+    /// Parses `page` into the setting `field` selects, which can only change
+    /// while the device is off. Like C, a malformed value is refused before
+    /// the power state is looked at.
+    fn store_setting<T: AttributeValue>(
+        &self,
+        page: &[u8],
+        field: impl FnOnce(&mut Settings) -> &mut T,
+    ) -> Result {
+        let value = T::parse(page)?;
+        let mut state = self.state.lock();
+        if state.disk.is_some() {
+            return Err(EBUSY);
+        }
+        *field(&mut state.settings) = value;
+        Ok(())
+    }
+
+    fn show_power(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        show_value(page, self.state.lock().disk.is_some())
+    }
+
+    /// Powers the device on or off; writing the current state does nothing.
+    /// A failed power-on leaves the device off and returns the error.
+    fn store_power(&self, page: &[u8]) -> Result {
+        let power = kstrtobool_bytes(page)?;
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+
+        match (state.disk.is_some(), power) {
+            (false, true) => {
+                state.disk = Some(NullBlk::new(
+                    fmt!("{}", state.name.to_str()?),
+                    &mut state.settings,
+                )?);
+            }
+            (true, false) => state.disk = None,
+            _ => (),
+        }
+        Ok(())
+    }
+}
+
+/// A value of a device attribute: how it is parsed and shown, as C's
+/// `nullb_device_{uint,ulong,bool}_attr_{store,show}`.
+trait AttributeValue: Copy {
+    fn parse(page: &[u8]) -> Result<Self>;
+    fn write(self, writer: &mut Formatter<'_>) -> fmt::Result;
+}
+
+impl AttributeValue for u32 {
+    fn parse(page: &[u8]) -> Result<Self> {
+        kstrtouint_bytes(page)
+    }
+
+    fn write(self, writer: &mut Formatter<'_>) -> fmt::Result {
+        writer.write_fmt(fmt!("{self}\n"))
+    }
+}
+
+impl AttributeValue for u64 {
+    fn parse(page: &[u8]) -> Result<Self> {
+        kstrtoull_bytes(page)
+    }
+
+    fn write(self, writer: &mut Formatter<'_>) -> fmt::Result {
+        writer.write_fmt(fmt!("{self}\n"))
+    }
+}
+
+impl AttributeValue for bool {
+    fn parse(page: &[u8]) -> Result<Self> {
+        kstrtobool_bytes(page)
+    }
+
+    fn write(self, writer: &mut Formatter<'_>) -> fmt::Result {
+        u32::from(self).write(writer)
+    }
+}
+
+fn show_value(page: &mut [u8; PAGE_SIZE], value: impl AttributeValue) -> Result<usize> {
+    let mut writer = Formatter::new(page);
+    value.write(&mut writer)?;
+    Ok(writer.bytes_written())
+}
+
+/// Declares the device attributes. Each row is `name: id => kind`:
+/// - `setting`: the [`Settings`] field of that name, shown and parsed by its
+///   [`AttributeValue`] type, writable only while the device is off;
+/// - `custom(show, store)`: [`DeviceConfig`] methods do the work.
+///
+/// The row is the only place an attribute is declared: the configfs item
+/// type and the `features` list are generated from the table.
+macro_rules! device_attributes {
+    ($($name:ident: $id:literal => $kind:ident $(($show:ident, $store:ident))?),* $(,)?) => {
+        $(device_attributes!(@impl $name $id $kind $(($show, $store))?);)*
+
+        /// The names of all device attributes.
+        const DEVICE_ATTRIBUTES: [&str; [$($id),*].len()] = [$(stringify!($name)),*];
+
+        fn device_item_type(
+        ) -> &'static configfs::ItemType<configfs::Group<DeviceConfig>, DeviceConfig> {
+            configfs_attrs! {
+                container: configfs::Group<DeviceConfig>,
+                data: DeviceConfig,
+                attributes: [$($name: $id),*],
+            }
+        }
+    };
+    (@impl $name:ident $id:literal setting) => {
+        #[vtable]
+        impl AttributeOperations<$id> for DeviceConfig {
+            type Data = DeviceConfig;
+
+            fn show(this: &DeviceConfig, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+                show_value(page, this.state.lock().settings.$name)
+            }
+
+            fn store(this: &DeviceConfig, page: &[u8]) -> Result {
+                this.store_setting(page, |settings| &mut settings.$name)
+            }
+        }
+    };
+    (@impl $name:ident $id:literal custom($show:ident, $store:ident)) => {
+        #[vtable]
+        impl AttributeOperations<$id> for DeviceConfig {
+            type Data = DeviceConfig;
+
+            fn show(this: &DeviceConfig, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+                this.$show(page)
+            }
+
+            fn store(this: &DeviceConfig, page: &[u8]) -> Result {
+                this.$store(page)
+            }
+        }
+    };
+}
+
+device_attributes! {
+    power: 0 => custom(show_power, store_power),
+    size: 1 => setting,
+    blocksize: 2 => setting,
+    rotational: 3 => setting,
+    irqmode: 4 => setting,
+    hw_queue_depth: 5 => setting,
+    submit_queues: 6 => setting,
+}
+
+#[kunit_tests(rnull_configfs)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_disk_names() -> Result {
+        let config = Config {
+            defaults: Settings::from_module_params()?,
+            module_disks: 2,
+        };
+        assert!(config.is_module_disk(c"rnullb0"));
+        assert!(config.is_module_disk(c"rnullb1"));
+        assert!(!config.is_module_disk(c"rnullb2"));
+        assert!(!config.is_module_disk(c"rnullb"));
+        assert!(!config.is_module_disk(c"rnullb01"));
+        assert!(!config.is_module_disk(c"rnullb+1"));
+        assert!(!config.is_module_disk(c"rnullb0x1"));
+        assert!(!config.is_module_disk(c"nullb0"));
+        assert!(!config.is_module_disk(c"disk"));
+        Ok(())
+    }
+
+    #[test]
+    fn every_attribute_is_listed_once() {
+        let mut names = DEVICE_ATTRIBUTES;
+        names.sort_unstable();
+        assert!(names.windows(2).all(|pair| pair[0] != pair[1]));
+        assert!(names.contains(&"power"));
+    }
+}

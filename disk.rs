@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The block device: its settings and its blk-mq operations.
+//!
+//! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
+
+use kernel::{
+    block::{
+        self,
+        mq::{
+            self,
+            gen_disk::{
+                GenDisk,
+                GenDiskBuilder, //
+            },
+            Operations,
+            TagSet, //
+        },
+    },
+    cpu::nr_cpu_ids,
+    fmt,
+    page::PAGE_SIZE,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        Arc, //
+    },
+};
+
+/// The only queue mode that still exists: blk-mq.
+const QUEUE_MODE_MQ: u32 = 2;
+
+/// How a request is completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IrqMode {
+    /// Ended inline, in `queue_rq`.
+    None,
+    /// Completed through `blk_mq_complete_request`, in softirq context.
+    Soft,
+}
+
+impl IrqMode {
+    /// Maps the numeric `irqmode` of C null_blk. Timer completions (2) are
+    /// not implemented yet and are refused rather than silently ignored.
+    fn from_raw(value: u32) -> Result<Self> {
+        match value {
+            0 => Ok(Self::None),
+            1 => Ok(Self::Soft),
+            _ => {
+                pr_err!("irqmode {value} (timer completion) is not supported\n");
+                Err(EINVAL)
+            }
+        }
+    }
+}
+
+/// The configuration of one device, as set through module parameters or
+/// configfs attributes. Units and types follow C's `struct nullb_device`.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    /// Capacity in MiB.
+    pub(crate) size: u64,
+    /// Logical and physical block size in bytes.
+    pub(crate) blocksize: u32,
+    /// Whether the disk reports itself as rotational.
+    pub(crate) rotational: bool,
+    /// Completion mode: 0 none, 1 softirq (see [`IrqMode`]).
+    pub(crate) irqmode: u32,
+    /// Tags per hardware queue.
+    pub(crate) hw_queue_depth: u32,
+    /// Number of hardware submission queues.
+    pub(crate) submit_queues: u32,
+    /// Block interface: 2 (blk-mq) is the only one left.
+    pub(crate) queue_mode: u32,
+}
+
+impl Settings {
+    /// Reads the module parameters and applies the checks C's `null_init`
+    /// applies to them; the result is the default of every new device.
+    pub(crate) fn from_module_params() -> Result<Self> {
+        use crate::module_parameters as p;
+
+        let queue_mode = p::queue_mode.value();
+        if !(0..=2).contains(&queue_mode) {
+            pr_err!("invalid queue_mode {queue_mode}\n");
+            return Err(EINVAL);
+        }
+        if queue_mode == 1 {
+            pr_err!("legacy IO path is no longer available\n");
+            return Err(EINVAL);
+        }
+
+        let irqmode = p::irqmode.value();
+        if !(0..=2).contains(&irqmode) {
+            pr_err!("invalid irqmode {irqmode}\n");
+            return Err(EINVAL);
+        }
+
+        // Like C, a negative block size compares as a huge unsigned value.
+        let mut bs = p::bs.value();
+        if usize::try_from(bs).map_or(true, |bs| bs > PAGE_SIZE) {
+            pr_warn!("invalid block size\n");
+            pr_warn!("defaults block size to {PAGE_SIZE}\n");
+            bs = PAGE_SIZE as i32;
+        }
+
+        let Ok(gb) = u64::try_from(p::gb.value()) else {
+            pr_err!("invalid gb {}\n", p::gb.value());
+            return Err(EINVAL);
+        };
+
+        let submit_queues = match u32::try_from(p::submit_queues.value()) {
+            Ok(0) | Err(_) => 1,
+            Ok(n) => n.min(nr_cpu_ids()),
+        };
+
+        Ok(Self {
+            size: gb * 1024,
+            blocksize: bs.try_into()?,
+            rotational: p::rotational.value(),
+            irqmode: irqmode.try_into()?,
+            // As in C, the int parameter is used as an unsigned value; blk-mq
+            // reduces anything above its maximum.
+            hw_queue_depth: p::hw_queue_depth.value() as u32,
+            submit_queues,
+            queue_mode: queue_mode.try_into()?,
+        })
+    }
+
+    /// Checks and rewrites the settings before a disk is made from them, as
+    /// C's `null_validate_conf` does. Rewrites are visible on read-back.
+    fn validate(&mut self) -> Result<IrqMode> {
+        match self.queue_mode {
+            0 => {
+                pr_err!("BIO-based IO path is no longer available, using blk-mq instead.\n");
+                self.queue_mode = QUEUE_MODE_MQ;
+            }
+            1 => {
+                pr_err!("legacy IO path is no longer available\n");
+                return Err(EINVAL);
+            }
+            _ => (),
+        }
+        self.submit_queues = self.submit_queues.clamp(1, nr_cpu_ids());
+        self.irqmode = self.irqmode.min(2);
+        IrqMode::from_raw(self.irqmode)
+    }
+
+    /// Capacity in 512-byte sectors.
+    fn capacity_sectors(&self) -> Result<u64> {
+        self.size
+            .checked_mul(1 << (20 - block::SECTOR_SHIFT))
+            .ok_or(EINVAL)
+    }
+}
+
+/// Per-disk data reachable from the request path.
+pub(crate) struct QueueData {
+    irqmode: IrqMode,
+}
+
+/// The blk-mq driver of an rnull disk.
+pub(crate) struct NullBlk;
+
+impl NullBlk {
+    /// Validates `settings` (rewriting them like C) and creates a disk named
+    /// `name` from them.
+    pub(crate) fn new(name: fmt::Arguments<'_>, settings: &mut Settings) -> Result<GenDisk<Self>> {
+        let irqmode = settings.validate()?;
+        let tagset = Arc::pin_init(
+            TagSet::new(settings.submit_queues, settings.hw_queue_depth, 1),
+            GFP_KERNEL,
+        )?;
+        let queue_data = KBox::new(QueueData { irqmode }, GFP_KERNEL)?;
+
+        // As for C, a block size of 0 leaves the block layer's default.
+        let block_size = match settings.blocksize {
+            0 => block::SECTOR_SIZE,
+            size => size,
+        };
+        let disk = GenDiskBuilder::new()
+            .capacity_sectors(settings.capacity_sectors()?)
+            .logical_block_size(block_size)?
+            .physical_block_size(block_size)?
+            .rotational(settings.rotational)
+            .build(name, tagset, queue_data)?;
+        pr_info!("disk {name} created\n");
+        Ok(disk)
+    }
+}
+
+#[vtable]
+impl Operations for NullBlk {
+    type QueueData = KBox<QueueData>;
+
+    #[inline(always)]
+    fn queue_rq(queue_data: &QueueData, rq: ARef<mq::Request<Self>>, _is_last: bool) -> Result {
+        match queue_data.irqmode {
+            IrqMode::None => end_request(rq),
+            IrqMode::Soft => mq::Request::complete(rq),
+        }
+        Ok(())
+    }
+
+    fn commit_rqs(_queue_data: &QueueData) {}
+
+    #[inline(always)]
+    fn complete(rq: ARef<mq::Request<Self>>) {
+        end_request(rq);
+    }
+}
+
+/// Ends `rq` successfully.
+#[inline(always)]
+fn end_request(rq: ARef<mq::Request<NullBlk>>) {
+    // The driver takes no references of its own to requests, so the one it
+    // is handed is unique and `end_ok` cannot fail; there is nothing else
+    // that could end the request if it did.
+    if mq::Request::end_ok(rq).is_err() {
+        pr_err!("request still referenced at completion\n");
+    }
+}
+
+#[kunit_tests(rnull_disk)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            size: 1,
+            blocksize: 512,
+            rotational: false,
+            irqmode: 1,
+            hw_queue_depth: 64,
+            submit_queues: 1,
+            queue_mode: QUEUE_MODE_MQ,
+        }
+    }
+
+    #[test]
+    fn validate_rewrites_like_null_blk() {
+        let mut s = Settings {
+            submit_queues: 0,
+            queue_mode: 0,
+            irqmode: 0,
+            ..settings()
+        };
+        assert_eq!(s.validate(), Ok(IrqMode::None));
+        assert_eq!(s.submit_queues, 1);
+        assert_eq!(s.queue_mode, QUEUE_MODE_MQ);
+
+        let mut s = Settings {
+            submit_queues: u32::MAX,
+            ..settings()
+        };
+        assert_eq!(s.validate(), Ok(IrqMode::Soft));
+        assert_eq!(s.submit_queues, nr_cpu_ids());
+
+        // Like C, modes above 2 become 2, which rnull refuses for now.
+        let mut s = Settings {
+            irqmode: 7,
+            ..settings()
+        };
+        assert_eq!(s.validate(), Err(EINVAL));
+        assert_eq!(s.irqmode, 2);
+
+        let mut s = Settings {
+            queue_mode: 1,
+            ..settings()
+        };
+        assert_eq!(s.validate(), Err(EINVAL));
+    }
+
+    #[test]
+    fn capacity_in_sectors() {
+        let s = Settings {
+            size: 3,
+            ..settings()
+        };
+        assert_eq!(s.capacity_sectors(), Ok(3 << 11));
+
+        let s = Settings {
+            size: u64::MAX >> 10,
+            ..settings()
+        };
+        assert_eq!(s.capacity_sectors(), Err(EINVAL));
+    }
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A Rust port of the C null block driver.
+//!
+//! C implementation: [`drivers/block/null_blk`](srctree/drivers/block/null_blk)
+//!
+//! The module creates `nr_devices` disks named `rnullb<N>` from its parameters
+//! when it is loaded, and lets users create more through configfs under
+//! `/sys/kernel/config/rnull`. The parameters are the defaults of every device
+//! created later through configfs.
+
+mod configfs;
+mod disk;
+
+use disk::{
+    NullBlk,
+    Settings, //
+};
+use kernel::{
+    block::mq::gen_disk::GenDisk,
+    prelude::*, //
+};
+
+module! {
+    type: RnullModule,
+    name: "rnull",
+    authors: ["The rnull developers"],
+    description: "Rust port of the null block driver",
+    license: "GPL v2",
+    params: {
+        nr_devices: u32 {
+            default: 1,
+            description: "Number of devices to register",
+        },
+        gb: i32 {
+            default: 250,
+            description: "Size in GB",
+        },
+        bs: i32 {
+            default: 512,
+            description: "Block size (in bytes)",
+        },
+        irqmode: i32 {
+            default: 1,
+            description: "IRQ completion handler. 0-none, 1-softirq",
+        },
+        hw_queue_depth: i32 {
+            default: 64,
+            description: "Queue depth for each hardware queue. Default: 64",
+        },
+        submit_queues: i32 {
+            default: 1,
+            description: "Number of submission queues",
+        },
+        rotational: bool {
+            default: false,
+            description: "Set the rotational feature for the device",
+        },
+        queue_mode: i32 {
+            default: 2,
+            description: "Block interface to use (0=bio,1=rq,2=multiqueue)",
+        },
+    },
+}
+
+/// The state of the loaded module.
+///
+/// Fields drop in declaration order: configfs goes away first, so no new
+/// device can appear while the module's own disks are being removed.
+#[pin_data]
+struct RnullModule {
+    #[pin]
+    configfs: kernel::configfs::Subsystem<configfs::Config>,
+    disks: KVec<GenDisk<NullBlk>>,
+}
+
+impl kernel::InPlaceModule for RnullModule {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        pin_init::pin_init_scope(|| {
+            let defaults = Settings::from_module_params()?;
+            let nr_devices = module_parameters::nr_devices.value();
+
+            Ok(try_pin_init!(Self {
+                disks: create_module_disks(&defaults, nr_devices)?,
+                configfs <- configfs::subsystem(defaults, nr_devices),
+            }))
+        })
+    }
+}
+
+/// Creates the disks `rnullb0` .. `rnullb<count - 1>`. If one cannot be
+/// created, those already made are dropped (removed) and the load fails.
+fn create_module_disks(defaults: &Settings, count: u32) -> Result<KVec<GenDisk<NullBlk>>> {
+    let mut disks = KVec::with_capacity(count.try_into()?, GFP_KERNEL)?;
+
+    for index in 0..count {
+        let mut settings = defaults.clone();
+        disks.push(
+            NullBlk::new(fmt!("rnullb{index}"), &mut settings)?,
+            GFP_KERNEL,
+        )?;
+    }
+    pr_info!("module loaded\n");
+    Ok(disks)
+}
