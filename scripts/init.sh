@@ -1,0 +1,79 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+# PID 1 of the test VM. Builds a root from the host's file system (read-only
+# over virtio 9p, with a tmpfs overlay for writes), binds the freshly built
+# modules into it, runs $RNULL_SCRIPT there as root and powers off. The host
+# side (scripts/vm.sh) reads the markers printed on the console.
+# shellcheck shell=sh
+
+bb=/bin/busybox
+$bb mkdir -p /proc /sys /dev /host /rw /root
+$bb mount -t proc proc /proc
+$bb mount -t sysfs sysfs /sys
+$bb mount -t devtmpfs devtmpfs /dev
+
+fail() {
+	echo "RNULL_VM_ERROR: $*"
+	echo "RNULL_EXIT=125"
+	$bb reboot -f
+}
+
+$bb mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 hostroot /host ||
+	fail "cannot mount the host root over 9p"
+$bb mount -t tmpfs -o mode=0755 tmpfs /rw
+$bb mkdir -p /rw/upper /rw/work
+$bb mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work \
+	overlay /root || fail "cannot mount the overlay root"
+
+kver=$($bb uname -r)
+$bb mkdir -p "/root/lib/modules/$kver"
+$bb mount --bind "/host$RNULL_MODULES/lib/modules/$kver" "/root/lib/modules/$kver" ||
+	fail "modules for $kver not found under $RNULL_MODULES"
+
+$bb mount -t proc proc /root/proc
+$bb mount -t sysfs sysfs /root/sys
+$bb mount -t devtmpfs devtmpfs /root/dev
+$bb mkdir -p /root/dev/shm /root/dev/pts
+$bb mount -t tmpfs tmpfs /root/dev/shm
+$bb mount -t devpts devpts /root/dev/pts
+$bb mount -t tmpfs tmpfs /root/tmp
+$bb mount -t tmpfs tmpfs /root/run
+$bb mount -t configfs configfs /root/sys/kernel/config
+$bb mount -t debugfs debugfs /root/sys/kernel/debug
+$bb hostname rnull-vm
+
+# The script's directory, the working directory and the repository stay
+# visible even where the guest mounts its own file systems (/tmp, /run).
+for d in "$RNULL_SCRIPT_DIR" "$RNULL_CWD" "$RNULL_REPO"; do
+	case "$d" in
+	/tmp | /tmp/* | /run | /run/*)
+		$bb mkdir -p "/root$d"
+		$bb mount --bind "/host$d" "/root$d"
+		;;
+	esac
+done
+
+# Only critical kernel messages reach the console (panics, lockups); the
+# rest stays in dmesg, which is checked below. (During boot, only
+# emergencies: the kernel crate's doc tests print some messages on purpose.)
+echo 3 >/proc/sys/kernel/printk
+
+echo "RNULL_VM_READY"
+$bb chroot /root /usr/bin/env -i HOME=/root TERM=dumb \
+	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	RNULL_IN_VM=1 RNULL_REPO="$RNULL_REPO" \
+	$($bb env | $bb grep -E '^(RNULL_TESTS|BENCH_[A-Z_]+)=') \
+	/bin/sh -c 'cd "$1" 2>/dev/null; shift; exec "$@"' sh "$RNULL_CWD" \
+	"$RNULL_SCRIPT" </dev/console >/dev/console 2>&1
+rc=$?
+
+# Anything the kernel complained about fails the run, whatever the script said.
+bad=$($bb dmesg | $bb grep -E 'WARNING:|BUG:|Oops|general protection fault|KASAN:|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|hard LOCKUP|Kernel panic|RCU stall|rcu_sched self-detected|Call Trace:')
+if [ -n "$bad" ]; then
+	echo "RNULL_KERNEL_LOG_DIRTY"
+	$bb dmesg | $bb tail -n 80
+	[ "$rc" = 0 ] && rc=124
+fi
+$bb sync
+echo "RNULL_EXIT=$rc"
+$bb reboot -f

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: vm.sh SCRIPT
+# Boots the built kernel in QEMU (2 vCPUs), runs SCRIPT inside as root with
+# the host's file system readable and exits with SCRIPT's status. A guest that
+# prints nothing for $RNULL_VM_IDLE seconds, or runs longer than
+# $RNULL_VM_TIMEOUT, is killed and the tail of its console shown. A kernel
+# log with a warning, BUG, Oops, lockdep or KASAN report fails the run.
+source "$(dirname "$0")/common.sh"
+
+script=${1:?usage: vm.sh /abs/path/to/script}
+script=$(realpath "$script")
+[ -x "$script" ] || die "$script is not an executable file"
+IDLE=${RNULL_VM_IDLE:-300}
+TIMEOUT=${RNULL_VM_TIMEOUT:-3600}
+CPUS=${RNULL_VM_CPUS:-2}
+MEM=${RNULL_VM_MEM:-2G}
+NUMA=${RNULL_VM_NUMA:-1}
+
+kernel=$OUT/arch/x86/boot/bzImage
+[ -f "$kernel" ] || die "no kernel at $kernel: run 'make build' first"
+
+# A minimal initramfs: busybox and our init, nothing else.
+initrd=$CACHE/initramfs.cpio
+if [ ! -f "$initrd" ] || [ "$REPO/scripts/init.sh" -nt "$initrd" ] ||
+	! cmp -s "$REPO/scripts/init.sh" "$CACHE/initramfs/init" 2>/dev/null; then
+	rm -rf "$CACHE/initramfs"
+	mkdir -p "$CACHE/initramfs/bin"
+	cp /bin/busybox "$CACHE/initramfs/bin/busybox"
+	cp "$REPO/scripts/init.sh" "$CACHE/initramfs/init"
+	(cd "$CACHE/initramfs" && find . | cpio -o -H newc --quiet) >"$initrd.tmp"
+	mv "$initrd.tmp" "$initrd"
+fi
+
+numa=()
+if ((NUMA > 1)); then
+	mem_mb=$(($(numfmt --from=iec "$MEM") / 1048576 / NUMA))
+	for ((n = 0; n < NUMA; n++)); do
+		numa+=(-object "memory-backend-ram,id=mem$n,size=${mem_mb}M"
+			-numa "node,nodeid=$n,memdev=mem$n,cpus=$((n * CPUS / NUMA))-$(((n + 1) * CPUS / NUMA - 1))")
+	done
+fi
+
+# KVM hangs on some hosts (it does on the machines this was written on), so
+# it is used only once a probe boot has shown that it works.
+accel=${RNULL_VM_ACCEL:-auto}
+qemu_args() {
+	local a=$1
+	local cpu=max
+	[ "$a" = kvm ] && cpu=host
+	echo -accel "$a" -cpu "$cpu"
+}
+
+# The guest's console as the user should see it: without carriage returns,
+# the harness's markers (which may end a line the script left unterminated)
+# and the kernel's goodbye.
+console_filter() {
+	tr -d '\r' | sed -E -e '/^RNULL_[A-Z_]+(=[0-9]+)?$/d' \
+		-e 's/RNULL_[A-Z_]+(=[0-9]+)?$//' -e '/^\[ *[0-9.]+\] reboot: /d'
+}
+
+run_qemu() { # accel script log
+	local append="console=ttyS0 panic=-1 oops=panic loglevel=1 log_buf_len=4M"
+	append+=" RNULL_SCRIPT=$2 RNULL_MODULES=$OUT/mods RNULL_CWD=$(pwd)"
+	append+=" RNULL_SCRIPT_DIR=$(dirname "$2")"
+	append+=" RNULL_REPO=$REPO"
+	# Settings of the tests and the benchmark reach the guest's script.
+	local v
+	for v in $(compgen -e | grep -E '^(RNULL_TESTS|BENCH_[A-Z_]+)$' || true); do
+		append+=" $v=${!v// /}"
+	done
+	# shellcheck disable=SC2046
+	qemu-system-x86_64 $(qemu_args "$1") -smp "$CPUS" -m "$MEM" "${numa[@]}" \
+		-nodefaults -no-reboot -display none -serial stdio \
+		-kernel "$kernel" -initrd "$initrd" -append "$append" \
+		-fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=host,mount_tag=hostroot \
+		</dev/null >"$3" 2>&1 &
+	local pid=$! start=$SECONDS size=-1 still=$SECONDS shown=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		local now
+		now=$(stat -c %s "$3")
+		if [ "$now" != "$size" ]; then
+			size=$now
+			still=$SECONDS
+		fi
+		if [ -n "${4:-}" ]; then
+			# Stream the guest's console (without carriage returns).
+			local lines
+			lines=$(wc -l <"$3")
+			if ((lines > shown)); then
+				sed -n "$((shown + 1)),${lines}p" "$3" | console_filter
+				shown=$lines
+			fi
+		fi
+		if ((SECONDS - still > IDLE || SECONDS - start > TIMEOUT)); then
+			kill -9 "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null || true
+			echo "RNULL_VM_KILLED after $((SECONDS - start)) s" >>"$3"
+			return
+		fi
+	done
+	wait "$pid" 2>/dev/null || true
+	if [ -n "${4:-}" ]; then
+		tail -n +"$((shown + 1))" "$3" | console_filter
+	fi
+}
+
+if [ "$accel" = auto ]; then
+	accel=tcg
+	if [ -w /dev/kvm ]; then
+		probe=$CACHE/kvm-probe
+		if [ ! -f "$probe" ]; then
+			log "probing whether KVM works here (once)"
+			IDLE=30 TIMEOUT=60 run_qemu kvm /bin/true "$CACHE/kvm-probe.log"
+			if grep -q 'RNULL_EXIT=0' "$CACHE/kvm-probe.log"; then
+				echo kvm >"$probe"
+			else
+				echo tcg >"$probe"
+			fi
+		fi
+		accel=$(cat "$probe")
+	fi
+fi
+
+console=$CACHE/console.log
+run_qemu "$accel" "$script" "$console" stream
+
+result=$(tr -d '\r' <"$console" | sed -n 's/.*RNULL_EXIT=\([0-9]*\)$/\1/p' | tail -n 1)
+if [ -z "$result" ]; then
+	echo "vm: the guest did not finish; last console lines:" >&2
+	tr -d '\r' <"$console" | tail -n 60 >&2
+	exit 125
+fi
+if grep -q 'RNULL_KERNEL_LOG_DIRTY' "$console"; then
+	echo "vm: the guest's kernel log has warnings or errors (see above)" >&2
+fi
+exit "$result"
