@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the tests in this directory; sourced by run.sh inside the VM.
+# shellcheck shell=bash
+
+RCFG=/sys/kernel/config/rnull
+CCFG=/sys/kernel/config/nullb
+
+declare -A ERRNO_OF=(
+	["Invalid argument"]=EINVAL
+	["Numerical result out of range"]=ERANGE
+	["Device or resource busy"]=EBUSY
+	["File exists"]=EEXIST
+	["Operation not permitted"]=EPERM
+	["No such file or directory"]=ENOENT
+	["Cannot allocate memory"]=ENOMEM
+	["Permission denied"]=EACCES
+	["No space left on device"]=ENOSPC
+	["Input/output error"]=EIO
+	["Operation not supported"]=EOPNOTSUPP
+	["No such device"]=ENODEV
+	["Resource temporarily unavailable"]=EAGAIN
+)
+
+# Turns the error message of a failed command into an errno name.
+errno_of() {
+	local msg=${1##*: }
+	msg=${msg%$'\n'}
+	# modprobe -r says "Module X is in use." for EBUSY.
+	[[ $msg != *" is in use." ]] || msg="Device or resource busy"
+	echo "${ERRNO_OF[$msg]:-?$msg}"
+}
+
+# run CMD...: prints 0 if CMD succeeds, else the errno name of its failure.
+run() {
+	local out
+	if out=$("$@" 2>&1); then
+		echo 0
+	else
+		errno_of "$(printf '%s' "$out" | tail -n 1)"
+	fi
+}
+
+# wr FILE VALUE: writes VALUE (no newline added) in one write(2); prints 0
+# or the errno name. (bash reports the errno of a failed write; dash's
+# printf calls every failure an I/O error.)
+write_value() { printf '%s' "$2" >"$1"; }
+wr() { run write_value "$1" "$2"; }
+
+# load MODULE [PARAM=VALUE...]: prints 0 or the errno name of modprobe.
+load() { run modprobe "$@"; }
+
+# unload every driver under test, removing their configfs devices first.
+unload_all() {
+	local d
+	for d in "$RCFG"/* "$CCFG"/*; do
+		[ -d "$d" ] || continue
+		echo 0 >"$d/power" 2>/dev/null
+		rmdir "$d" 2>/dev/null
+	done
+	modprobe -r rnull 2>/dev/null
+	modprobe -r null_blk 2>/dev/null
+	true
+}
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	if [ "$1" != "$2" ]; then
+		echo "    $3: expected '$2', got '$1'"
+		return 1
+	fi
+}
+
+# expect_same RNULL_VALUE C_VALUE WHAT: rnull must answer as null_blk does.
+expect_same() {
+	if [ "$1" != "$2" ]; then
+		echo "    $3: rnull '$1', null_blk '$2'"
+		return 1
+	fi
+}
+
+# Number of hardware queues of a disk.
+nr_hw_queues() { ls -d /sys/block/"$1"/mq/[0-9]* 2>/dev/null | wc -l; }
+
+# The queue shape of a disk as one comparable line.
+disk_shape() {
+	local q=/sys/block/$1/queue
+	echo "size=$(cat /sys/block/"$1"/size)" \
+		"lbs=$(cat $q/logical_block_size)" \
+		"pbs=$(cat $q/physical_block_size)" \
+		"rot=$(cat $q/rotational)" \
+		"hwq=$(nr_hw_queues "$1")" \
+		"tags=$(cat /sys/block/"$1"/mq/0/nr_tags)"
+}
+
+# dmesg_since MARK: the kernel log written after `mark` returned MARK.
+mark() { dmesg | wc -l; }
+dmesg_since() { dmesg | tail -n +"$(($1 + 1))"; }

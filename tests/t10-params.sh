@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-2.0
+# Module parameters: the disks they create, and the load failures, compared
+# with null_blk loaded with the same parameters. null_blk gets poll_queues=0
+# so both drivers build the same queue layout (rnull has no poll queues yet).
+# shellcheck shell=bash
+
+test_defaults_make_one_disk() {
+	expect_eq "$(load rnull)" 0 "modprobe rnull"
+	expect_eq "$(ls -d /sys/block/rnullb* | xargs -n1 basename)" rnullb0 "disks"
+	expect_eq "$(cat /sys/block/rnullb0/size)" $((250 << 21)) "size (250 GiB)"
+	expect_eq "$(cat /sys/block/rnullb0/queue/logical_block_size)" 512 "bs"
+	expect_eq "$(cat /sys/block/rnullb0/queue/rotational)" 0 "rotational"
+	expect_eq "$(nr_hw_queues rnullb0)" 1 "hw queues"
+	expect_eq "$(cat /sys/block/rnullb0/mq/0/nr_tags)" 64 "tags"
+	expect_eq "$(load null_blk poll_queues=0)" 0 "modprobe null_blk"
+	expect_same "$(disk_shape rnullb0)" "$(disk_shape nullb0)" "default disk"
+}
+
+# compare_params PARAM=VALUE...: both drivers load (or fail) alike and make
+# the same disks.
+compare_params() {
+	local r c i
+	r=$(load rnull "$@")
+	c=$(load null_blk poll_queues=0 "$@")
+	expect_same "$r" "$c" "modprobe $*"
+	[ "$r" = 0 ] || return 0
+	expect_same "$(ls /sys/block | grep -c '^rnullb')" \
+		"$(ls /sys/block | grep -c '^nullb')" "number of disks ($*)"
+	for i in $(ls /sys/block | sed -n 's/^rnullb//p'); do
+		expect_same "$(disk_shape rnullb"$i")" "$(disk_shape nullb"$i")" \
+			"disk $i ($*)"
+	done
+	unload_all
+}
+
+test_params_shape_disks_like_null_blk() {
+	compare_params nr_devices=3 gb=2 bs=4096 submit_queues=2 \
+		hw_queue_depth=32 rotational=1 irqmode=0
+	compare_params gb=0
+	compare_params nr_devices=0
+	compare_params bs=1024 gb=1 rotational=0 hw_queue_depth=1
+	compare_params hw_queue_depth=20000
+	compare_params submit_queues=64
+	compare_params submit_queues=0
+	compare_params bs=0
+	compare_params irqmode=0
+	compare_params irqmode=1
+	compare_params rotational=y
+}
+
+test_bs_above_page_size_is_clamped_with_warning() {
+	local m
+	m=$(mark)
+	compare_params bs=8192
+	load rnull bs=8192 >/dev/null
+	expect_eq "$(cat /sys/block/rnullb0/queue/logical_block_size)" 4096 "bs"
+	dmesg_since "$m" | grep -q 'rnull: invalid block size' ||
+		{ echo "    no 'invalid block size' warning"; return 1; }
+}
+
+test_bad_params_fail_like_null_blk() {
+	local p
+	for p in bs=1000 bs=256 bs=3 hw_queue_depth=0 queue_mode=1 queue_mode=3 \
+		queue_mode=-1 irqmode=3 irqmode=-1 gb=abc nr_devices=-1 \
+		rotational=2 submit_queues=1x; do
+		compare_params "$p"
+		expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 0 "rnull left loaded ($p)"
+		expect_eq "$(ls /sys/block | grep -c '^rnullb')" 0 "disks left ($p)"
+	done
+}
+
+test_queue_mode_0_switches_to_mq_with_error() {
+	local m
+	m=$(mark)
+	compare_params queue_mode=0
+	dmesg_since "$m" | grep -q 'rnull: BIO-based IO path is no longer available' ||
+		{ echo "    no pr_err about queue_mode 0"; return 1; }
+}
+
+test_negative_submit_queues_mean_one() {
+	# Deliberate difference: C compares the int parameter with the unsigned
+	# nr_cpu_ids, so a negative value becomes nr_cpu_ids rather than the 1
+	# its "<= 0" branch intends. rnull uses 1.
+	expect_eq "$(load rnull submit_queues=-3)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk poll_queues=0 submit_queues=-3)" 0 "modprobe null_blk"
+	expect_eq "$(nr_hw_queues rnullb0)" 1 "rnull hw queues"
+	expect_eq "$(nr_hw_queues nullb0)" "$(nproc)" "null_blk hw queues"
+}
+
+test_irqmode_2_is_refused_until_timers_exist() {
+	# Deliberate difference: null_blk completes through a timer; rnull has
+	# no timer completion yet and refuses the mode instead of ignoring it.
+	expect_eq "$(load rnull irqmode=2)" EINVAL "rnull irqmode=2"
+	expect_eq "$(load null_blk irqmode=2)" 0 "null_blk irqmode=2"
+}
+
+test_negative_gb_is_refused() {
+	# Deliberate difference: null_blk turns gb=-1 into a nonsense capacity.
+	expect_eq "$(load rnull gb=-1)" EINVAL "rnull gb=-1"
+}
+
+test_unload_removes_everything() {
+	expect_eq "$(load rnull nr_devices=4)" 0 "modprobe"
+	expect_eq "$(ls /sys/block | grep -c '^rnullb')" 4 "disks"
+	expect_eq "$(run modprobe -r rnull)" 0 "rmmod"
+	expect_eq "$(ls /sys/block | grep -c '^rnullb')" 0 "disks after rmmod"
+	expect_eq "$(ls -d $RCFG 2>/dev/null)" "" "configfs dir after rmmod"
+	expect_eq "$(load rnull)" 0 "modprobe again"
+	expect_eq "$(run modprobe -r rnull)" 0 "rmmod again"
+}
+
+test_modinfo_describes_every_parameter() {
+	local p
+	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational queue_mode; do
+		modinfo -F parm rnull | grep -q "^$p:.\+" ||
+			{ echo "    modinfo has no description of $p"; return 1; }
+	done
+}

@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: GPL-2.0
+# configfs: the device directories, their attributes and power, compared with
+# null_blk's directories wherever both drivers have the same attribute.
+# shellcheck shell=bash
+
+RNULL_ATTRS="blocksize hw_queue_depth irqmode power rotational size submit_queues"
+
+# Loads both drivers with no disks of their own and the given parameters.
+load_both() {
+	expect_eq "$(load rnull nr_devices=0 "$@")" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=0 "$@")" 0 "modprobe null_blk"
+}
+
+# read_all DIR: every rnull attribute of DIR as "name=value" lines.
+read_all() {
+	local a
+	for a in $RNULL_ATTRS; do echo "$a=$(cat "$1/$a")"; done
+}
+
+test_features_lists_the_attributes() {
+	load_both
+	expect_eq "$(cat $RCFG/features)" "$(echo $RNULL_ATTRS | tr ' ' ,)" features
+	local a
+	for a in $RNULL_ATTRS; do
+		grep -q "\(^\|,\)$a\(,\|$\)" $CCFG/features ||
+			{ echo "    $a is not a null_blk attribute"; return 1; }
+	done
+	mkdir $RCFG/d
+	expect_eq "$(ls $RCFG/d | xargs)" "$RNULL_ATTRS" "files in a device directory"
+}
+
+test_mkdir_copies_module_params() {
+	load_both gb=3 bs=4096 irqmode=0 hw_queue_depth=17 submit_queues=2 rotational=1
+	mkdir $RCFG/d $CCFG/d
+	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/d)" "defaults"
+	expect_eq "$(cat $RCFG/d/size)" 3072 "size"
+}
+
+test_power_cycle() {
+	load_both
+	mkdir $RCFG/d
+	expect_eq "$(wr $RCFG/d/size 64)" 0 "size"
+	expect_eq "$(wr $RCFG/d/blocksize 4096)" 0 "blocksize"
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "power on"
+	expect_eq "$(cat $RCFG/d/power)" 1 "power"
+	expect_eq "$(cat /sys/block/d/size)" $((64 << 11)) "disk size"
+	expect_eq "$(cat /sys/block/d/queue/logical_block_size)" 4096 "disk bs"
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "power on again"
+	expect_eq "$(wr $RCFG/d/power 0)" 0 "power off"
+	[ ! -e /sys/block/d ] || { echo "    disk still there after power off"; return 1; }
+	expect_eq "$(wr $RCFG/d/power 0)" 0 "power off again"
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "power on after off"
+	[ -b /dev/d ] || { echo "    no /dev/d"; return 1; }
+	expect_eq "$(run rmdir $RCFG/d)" 0 "rmdir while powered"
+	[ ! -e /sys/block/d ] || { echo "    disk still there after rmdir"; return 1; }
+}
+
+test_configured_disks_match_null_blk() {
+	local a v
+	load_both
+	for v in "size=100 blocksize=512 submit_queues=2 hw_queue_depth=8 rotational=1" \
+		"size=1 blocksize=4096 irqmode=0 submit_queues=100" \
+		"size=0 blocksize=2048 hw_queue_depth=20000 irqmode=1" \
+		"size=2 blocksize=0 submit_queues=0"; do
+		mkdir $RCFG/d $CCFG/c
+		for a in $v; do
+			expect_same "$(wr $RCFG/d/"${a%=*}" "${a#*=}")" \
+				"$(wr $CCFG/c/"${a%=*}" "${a#*=}")" "write $a"
+		done
+		expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on ($v)"
+		expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back ($v)"
+		expect_same "$(disk_shape d)" "$(disk_shape c)" "disk ($v)"
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
+test_busy_while_powered() {
+	local a
+	load_both
+	mkdir $RCFG/d $CCFG/c
+	wr $RCFG/d/power 1 >/dev/null
+	wr $CCFG/c/power 1 >/dev/null
+	# submit_queues is live in null_blk; rnull does not resize queues yet
+	# and answers EBUSY (see Documentation/rnull.rst).
+	for a in size blocksize rotational irqmode hw_queue_depth; do
+		expect_same "$(wr $RCFG/d/$a 1)" "$(wr $CCFG/c/$a 1)" "$a while powered"
+		expect_same "$(wr $RCFG/d/$a junk)" "$(wr $CCFG/c/$a junk)" "bad $a while powered"
+	done
+	expect_eq "$(wr $RCFG/d/submit_queues 1)" EBUSY "submit_queues while powered"
+}
+
+test_failed_power_on_leaves_device_off() {
+	local v
+	load_both
+	for v in blocksize=1000 blocksize=8192 blocksize=256 hw_queue_depth=0; do
+		mkdir $RCFG/d $CCFG/c
+		wr $RCFG/d/"${v%=*}" "${v#*=}" >/dev/null
+		wr $CCFG/c/"${v%=*}" "${v#*=}" >/dev/null
+		expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on with $v"
+		expect_same "$(cat $RCFG/d/power)" "$(cat $CCFG/c/power)" "power after $v"
+		expect_eq "$(ls /sys/block | grep -cx d)" 0 "disk after failed power on ($v)"
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
+test_irqmode_2_power_on_is_refused() {
+	# Deliberate difference, as for the module parameter: null_blk powers
+	# on with timer completions, rnull refuses the mode it lacks. Both
+	# rewrite modes above 2 to 2 first.
+	local v
+	load_both
+	for v in 2 7; do
+		mkdir $RCFG/d $CCFG/c
+		expect_eq "$(wr $RCFG/d/irqmode $v)" 0 "irqmode=$v"
+		expect_eq "$(wr $CCFG/c/irqmode $v)" 0 "null_blk irqmode=$v"
+		expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on (irqmode=$v)"
+		expect_eq "$(wr $CCFG/c/power 1)" 0 "null_blk power on (irqmode=$v)"
+		expect_eq "$(cat $RCFG/d/power)" 0 "power (irqmode=$v)"
+		expect_same "$(cat $RCFG/d/irqmode)" "$(cat $CCFG/c/irqmode)" "irqmode=$v read-back"
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
+test_bad_input_errno_matches_null_blk() {
+	local a v long
+	long=$(printf '1%.0s' $(seq 4096))
+	load_both
+	mkdir $RCFG/d $CCFG/c
+	for a in $RNULL_ATTRS; do
+		[ "$a" = power ] && continue
+		for v in "" $'\n' " " "-1" "abc" "0x" "0x10" "010" "09" "+5" "5 " \
+			$'7\n' $'7\n\n' "18446744073709551615" "18446744073709551616" \
+			"4294967296" "yes" "no" "2" "on" "$long"; do
+			expect_same "$(wr $RCFG/d/$a "$v")" "$(wr $CCFG/c/$a "$v")" \
+				"write '${v:0:24}' to $a"
+			expect_same "$(cat $RCFG/d/$a)" "$(cat $CCFG/c/$a)" \
+				"$a after '${v:0:24}'"
+		done
+	done
+	for v in yes no 2 x on off; do
+		expect_same "$(wr $RCFG/d/power "$v")" "$(wr $CCFG/c/power "$v")" "power '$v'"
+		expect_same "$(cat $RCFG/d/power)" "$(cat $CCFG/c/power)" "power after '$v'"
+		echo 0 >$RCFG/d/power
+		echo 0 >$CCFG/c/power
+	done
+}
+
+test_mkdir_with_a_module_disk_name() {
+	expect_eq "$(load rnull nr_devices=2)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=2)" 0 "modprobe null_blk"
+	expect_same "$(run mkdir $RCFG/rnullb1)" "$(run mkdir $CCFG/nullb1)" "mkdir of a disk name"
+	expect_same "$(run mkdir $RCFG/rnullb2)" "$(run mkdir $CCFG/nullb2)" "mkdir of an unused name"
+}
+
+test_rmmod_refused_while_devices_exist() {
+	load_both
+	mkdir $RCFG/d $CCFG/c
+	expect_same "$(run modprobe -r rnull)" "$(run modprobe -r null_blk)" "rmmod"
+	expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 1 "rnull still loaded"
+}
