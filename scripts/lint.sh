@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The quality checks of the project: rustfmt, clippy and checkpatch --strict
+# on the driver and on the patch series. Run after scripts/build.sh.
+source "$(dirname "$0")/common.sh"
+
+fail=0
+cd "$SRC"
+
+log "rustfmtcheck"
+"${KMAKE[@]}" -s rustfmtcheck || fail=1
+
+log "clippy (driver and kernel crate)"
+# Clippy changes the command line, so kbuild rebuilds what it checks; the
+# next normal build rebuilds it once more without clippy.
+out=$("${KMAKE[@]}" CLIPPY=1 rust/ drivers/block/rnull/ 2>&1) || fail=1
+if grep -E '^(warning|error)' <<<"$out"; then
+	echo "$out"
+	fail=1
+fi
+
+log "checkpatch --strict"
+for p in "$REPO"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	scripts/checkpatch.pl --strict --quiet --no-summary "$p" || fail=1
+done
+scripts/checkpatch.pl --strict --quiet --no-summary --no-tree -f \
+	"$REPO"/*.rs "$REPO/Kconfig" "$REPO/Makefile" || fail=1
+
+((fail == 0)) && log "lint: clean" || die "lint: problems found (see above)"
