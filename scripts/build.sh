@@ -21,6 +21,9 @@ if [ ! -d "$SRC/.git" ]; then
 	# that git works normally in the tree.
 	sed -i '/^# Debian packaging/,$d' "$SRC.tmp/.gitignore"
 	git -C "$SRC.tmp" init -q -b rnull
+	# No background gc: it would hold locks while the next steps run.
+	git -C "$SRC.tmp" config gc.auto 0
+	git -C "$SRC.tmp" config maintenance.auto false
 	git -C "$SRC.tmp" add -A -f
 	git -C "$SRC.tmp" -c user.name=rnull-harness -c user.email=rnull@localhost \
 		commit -q -m "Linux $KVER (Debian linux-source-$KVER)"
