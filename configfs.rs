@@ -10,11 +10,11 @@
 //! [`device_attributes!`]; `features` lists them.
 
 use crate::disk::{
-    NullBlk,
+    Disk,
+    Indexes,
     Settings, //
 };
 use kernel::{
-    block::mq::gen_disk::GenDisk,
     configfs::{
         self,
         AttributeOperations, //
@@ -35,16 +35,19 @@ use kernel::{
         Formatter, //
     },
     sync::{
+        Arc,
         ArcBorrow,
         Mutex, //
     },
 };
 
 /// Creates the `rnull` configfs subsystem. New devices start from
-/// `defaults`; `module_disks` disks named `rnullb<N>` already exist.
+/// `defaults` and take their indexes from `indexes`; `module_disks` disks
+/// named `rnullb<N>` already exist.
 pub(crate) fn subsystem(
     defaults: Settings,
     module_disks: u32,
+    indexes: Arc<Indexes>,
 ) -> impl PinInit<configfs::Subsystem<Config>, Error> {
     let item_type = configfs_attrs! {
         container: configfs::Subsystem<Config>,
@@ -61,6 +64,7 @@ pub(crate) fn subsystem(
         try_pin_init!(Config {
             defaults,
             module_disks,
+            indexes,
         }),
     )
 }
@@ -72,6 +76,8 @@ pub(crate) struct Config {
     defaults: Settings,
     /// How many `rnullb<N>` disks the module created at load.
     module_disks: u32,
+    /// The disk indexes, shared with the module's disks.
+    indexes: Arc<Indexes>,
 }
 
 impl Config {
@@ -121,6 +127,7 @@ impl configfs::GroupOperations for Config {
             name.try_into()?,
             device_item_type(),
             try_pin_init!(DeviceConfig {
+                indexes: self.indexes.clone(),
                 state <- new_mutex!(DeviceState {
                     settings: self.defaults.clone(),
                     name: name.try_into()?,
@@ -139,6 +146,7 @@ impl configfs::GroupOperations for Config {
 /// One device directory.
 #[pin_data]
 pub(crate) struct DeviceConfig {
+    indexes: Arc<Indexes>,
     #[pin]
     state: Mutex<DeviceState>,
 }
@@ -148,7 +156,7 @@ struct DeviceState {
     settings: Settings,
     name: CString,
     /// The disk, while powered on.
-    disk: Option<GenDisk<NullBlk>>,
+    disk: Option<Disk>,
 }
 
 impl DeviceConfig {
@@ -182,8 +190,9 @@ impl DeviceConfig {
 
         match (state.disk.is_some(), power) {
             (false, true) => {
-                state.disk = Some(NullBlk::new(
-                    fmt!("{}", state.name.to_str()?),
+                state.disk = Some(Disk::new(
+                    &self.indexes,
+                    Some(&state.name),
                     &mut state.settings,
                 )?);
             }
@@ -240,6 +249,7 @@ fn show_value(page: &mut [u8; PAGE_SIZE], value: impl AttributeValue) -> Result<
 /// Declares the device attributes. Each row is `name: id => kind`:
 /// - `setting`: the [`Settings`] field of that name, shown and parsed by its
 ///   [`AttributeValue`] type, writable only while the device is off;
+/// - `read_only`: the [`Settings`] field of that name, shown only;
 /// - `custom(show, store)`: [`DeviceConfig`] methods do the work.
 ///
 /// The row is the only place an attribute is declared: the configfs item
@@ -274,6 +284,16 @@ macro_rules! device_attributes {
             }
         }
     };
+    (@impl $name:ident $id:literal read_only) => {
+        #[vtable]
+        impl AttributeOperations<$id> for DeviceConfig {
+            type Data = DeviceConfig;
+
+            fn show(this: &DeviceConfig, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+                show_value(page, this.state.lock().settings.$name)
+            }
+        }
+    };
     (@impl $name:ident $id:literal custom($show:ident, $store:ident)) => {
         #[vtable]
         impl AttributeOperations<$id> for DeviceConfig {
@@ -298,6 +318,12 @@ device_attributes! {
     irqmode: 4 => setting,
     hw_queue_depth: 5 => setting,
     submit_queues: 6 => setting,
+    max_sectors: 7 => setting,
+    virt_boundary: 8 => setting,
+    queue_mode: 9 => setting,
+    index: 10 => read_only,
+    home_node: 11 => setting,
+    use_per_node_hctx: 12 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]
@@ -309,6 +335,7 @@ mod tests {
         let config = Config {
             defaults: Settings::from_module_params()?,
             module_disks: 2,
+            indexes: Arc::pin_init(Indexes::new(), GFP_KERNEL)?,
         };
         assert!(config.is_module_disk(c"rnullb0"));
         assert!(config.is_module_disk(c"rnullb1"));

@@ -5,6 +5,10 @@
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 
 use kernel::{
+    alloc::{
+        num_online_nodes,
+        NumaNode, //
+    },
     block::{
         self,
         mq::{
@@ -19,16 +23,23 @@ use kernel::{
     },
     cpu::nr_cpu_ids,
     fmt,
+    id_pool::IdPool,
+    new_mutex,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
         aref::ARef,
-        Arc, //
+        Arc,
+        Mutex, //
     },
 };
 
 /// The only queue mode that still exists: blk-mq.
 const QUEUE_MODE_MQ: u32 = 2;
+
+/// `home_node` when the device has none: C's `NUMA_NO_NODE` (-1) as the
+/// unsigned value the attribute holds.
+const NO_HOME_NODE: u32 = u32::MAX;
 
 /// How a request is completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,8 +71,12 @@ impl IrqMode {
 pub(crate) struct Settings {
     /// Capacity in MiB.
     pub(crate) size: u64,
-    /// Logical and physical block size in bytes.
+    /// Logical and physical block size in bytes; 0 means 512.
     pub(crate) blocksize: u32,
+    /// Largest request in 512-byte sectors; 0 means the block layer's default.
+    pub(crate) max_sectors: u32,
+    /// Whether segments must not cross page boundaries (a virtual boundary).
+    pub(crate) virt_boundary: bool,
     /// Whether the disk reports itself as rotational.
     pub(crate) rotational: bool,
     /// Completion mode: 0 none, 1 softirq (see [`IrqMode`]).
@@ -70,8 +85,14 @@ pub(crate) struct Settings {
     pub(crate) hw_queue_depth: u32,
     /// Number of hardware submission queues.
     pub(crate) submit_queues: u32,
+    /// NUMA node to allocate the tag set on, or [`NO_HOME_NODE`].
+    pub(crate) home_node: u32,
+    /// One hardware queue per online NUMA node, whatever `submit_queues` says.
+    pub(crate) use_per_node_hctx: bool,
     /// Block interface: 2 (blk-mq) is the only one left.
     pub(crate) queue_mode: u32,
+    /// The index of the disk made at the last power-on (0 before that).
+    pub(crate) index: u32,
 }
 
 impl Settings {
@@ -109,7 +130,22 @@ impl Settings {
             return Err(EINVAL);
         };
 
+        let mut home_node = p::home_node.value();
+        let online = u32::try_from(home_node).is_ok_and(|node| node < num_online_nodes());
+        if home_node != -1 && !online {
+            pr_err!("invalid home_node value\n");
+            home_node = -1;
+        }
+
+        let use_per_node_hctx = p::use_per_node_hctx.value();
         let submit_queues = match u32::try_from(p::submit_queues.value()) {
+            _ if use_per_node_hctx => {
+                let nodes = num_online_nodes();
+                if p::submit_queues.value() != nodes as i32 {
+                    pr_warn!("submit_queues param is set to {nodes}.\n");
+                }
+                nodes
+            }
             Ok(0) | Err(_) => 1,
             Ok(n) => n.min(nr_cpu_ids()),
         };
@@ -117,13 +153,20 @@ impl Settings {
         Ok(Self {
             size: gb * 1024,
             blocksize: bs.try_into()?,
+            // As in C, the int parameter is used as an unsigned value.
+            max_sectors: p::max_sectors.value() as u32,
+            virt_boundary: p::virt_boundary.value(),
             rotational: p::rotational.value(),
             irqmode: irqmode.try_into()?,
             // As in C, the int parameter is used as an unsigned value; blk-mq
             // reduces anything above its maximum.
             hw_queue_depth: p::hw_queue_depth.value() as u32,
             submit_queues,
+            // As in C, -1 (no node) becomes the unsigned `NO_HOME_NODE`.
+            home_node: home_node as u32,
+            use_per_node_hctx,
             queue_mode: queue_mode.try_into()?,
+            index: 0,
         })
     }
 
@@ -141,9 +184,27 @@ impl Settings {
             }
             _ => (),
         }
-        self.submit_queues = self.submit_queues.clamp(1, nr_cpu_ids());
+        self.submit_queues = if self.use_per_node_hctx {
+            num_online_nodes()
+        } else {
+            self.submit_queues.clamp(1, nr_cpu_ids())
+        };
         self.irqmode = self.irqmode.min(2);
         IrqMode::from_raw(self.irqmode)
+    }
+
+    /// The NUMA node to allocate on. C passes any `home_node` on to the
+    /// allocator, which warns about nodes that are not online; rnull refuses
+    /// them.
+    fn numa_node(&self) -> Result<NumaNode> {
+        match self.home_node {
+            NO_HOME_NODE => Ok(NumaNode::NO_NODE),
+            node if node < num_online_nodes() => NumaNode::new(node.try_into()?),
+            node => {
+                pr_err!("invalid home_node {node}: not an online node\n");
+                Err(EINVAL)
+            }
+        }
     }
 
     /// Capacity in 512-byte sectors.
@@ -151,6 +212,84 @@ impl Settings {
         self.size
             .checked_mul(1 << (20 - block::SECTOR_SHIFT))
             .ok_or(EINVAL)
+    }
+}
+
+/// The indexes of the disks that exist. As with C's `nullb_indexes`, the
+/// module's disks and configfs's draw from one pool, lowest free first.
+#[pin_data]
+pub(crate) struct Indexes {
+    #[pin]
+    pool: Mutex<IdPool>,
+}
+
+impl Indexes {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            pool <- new_mutex!(IdPool::new()),
+        })
+    }
+
+    /// Takes the lowest free index; it returns to the pool when the result
+    /// is dropped.
+    fn take(self: &Arc<Self>) -> Result<Index> {
+        let mut pool = self.pool.lock();
+        loop {
+            if let Some(id) = pool.find_unused_id(0) {
+                let value = id.as_u32();
+                id.acquire();
+                return Ok(Index {
+                    indexes: self.clone(),
+                    value,
+                });
+            }
+            let request = pool.grow_request().ok_or(ENOSPC)?;
+            drop(pool);
+            let resizer = request.realloc(GFP_KERNEL)?;
+            pool = self.pool.lock();
+            pool.grow(resizer);
+        }
+    }
+}
+
+/// An index in use.
+struct Index {
+    indexes: Arc<Indexes>,
+    value: u32,
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        self.indexes.pool.lock().release_id(self.value as usize);
+    }
+}
+
+/// A disk that exists, with the index it holds.
+pub(crate) struct Disk {
+    // Fields drop in order: the disk is gone before its index is free.
+    _disk: GenDisk<NullBlk>,
+    _index: Index,
+}
+
+impl Disk {
+    /// Makes a disk from `settings` under the lowest free index, named
+    /// `name`, or `rnullb<index>` without a name. On success the index is
+    /// recorded in `settings`, as C does.
+    pub(crate) fn new(
+        indexes: &Arc<Indexes>,
+        name: Option<&CStr>,
+        settings: &mut Settings,
+    ) -> Result<Self> {
+        let index = indexes.take()?;
+        let disk = match name {
+            Some(name) => NullBlk::new(fmt!("{}", name.to_str()?), settings)?,
+            None => NullBlk::new(fmt!("rnullb{}", index.value), settings)?,
+        };
+        settings.index = index.value;
+        Ok(Self {
+            _disk: disk,
+            _index: index,
+        })
     }
 }
 
@@ -165,10 +304,15 @@ pub(crate) struct NullBlk;
 impl NullBlk {
     /// Validates `settings` (rewriting them like C) and creates a disk named
     /// `name` from them.
-    pub(crate) fn new(name: fmt::Arguments<'_>, settings: &mut Settings) -> Result<GenDisk<Self>> {
+    fn new(name: fmt::Arguments<'_>, settings: &mut Settings) -> Result<GenDisk<Self>> {
         let irqmode = settings.validate()?;
         let tagset = Arc::pin_init(
-            TagSet::new(settings.submit_queues, settings.hw_queue_depth, 1),
+            TagSet::new_on_node(
+                settings.submit_queues,
+                settings.hw_queue_depth,
+                1,
+                settings.numa_node()?,
+            ),
             GFP_KERNEL,
         )?;
         let queue_data = KBox::new(QueueData { irqmode }, GFP_KERNEL)?;
@@ -182,6 +326,14 @@ impl NullBlk {
             .capacity_sectors(settings.capacity_sectors()?)
             .logical_block_size(block_size)?
             .physical_block_size(block_size)?
+            .max_hw_sectors(settings.max_sectors)
+            .virt_boundary_mask(if settings.virt_boundary {
+                PAGE_SIZE - 1
+            } else {
+                0
+            })
+            // Like C: any buffer alignment will do.
+            .dma_alignment(1)
             .rotational(settings.rotational)
             .build(name, tagset, queue_data)?;
         pr_info!("disk {name} created\n");
@@ -229,11 +381,16 @@ mod tests {
         Settings {
             size: 1,
             blocksize: 512,
+            max_sectors: 0,
+            virt_boundary: false,
             rotational: false,
             irqmode: 1,
             hw_queue_depth: 64,
             submit_queues: 1,
+            home_node: NO_HOME_NODE,
+            use_per_node_hctx: false,
             queue_mode: QUEUE_MODE_MQ,
+            index: 0,
         }
     }
 
@@ -269,6 +426,29 @@ mod tests {
             ..settings()
         };
         assert_eq!(s.validate(), Err(EINVAL));
+    }
+
+    #[test]
+    fn numa_settings() {
+        let mut s = Settings {
+            use_per_node_hctx: true,
+            submit_queues: 5,
+            ..settings()
+        };
+        assert_eq!(s.validate(), Ok(IrqMode::Soft));
+        assert_eq!(s.submit_queues, num_online_nodes());
+
+        assert!(settings().numa_node() == Ok(NumaNode::NO_NODE));
+        let s = Settings {
+            home_node: 0,
+            ..settings()
+        };
+        assert!(s.numa_node() == Ok(NumaNode::new(0).unwrap()));
+        let s = Settings {
+            home_node: num_online_nodes(),
+            ..settings()
+        };
+        assert!(s.numa_node() == Err(EINVAL));
     }
 
     #[test]

@@ -13,12 +13,13 @@ mod configfs;
 mod disk;
 
 use disk::{
-    NullBlk,
+    Disk,
+    Indexes,
     Settings, //
 };
 use kernel::{
-    block::mq::gen_disk::GenDisk,
-    prelude::*, //
+    prelude::*,
+    sync::Arc, //
 };
 
 module! {
@@ -40,9 +41,25 @@ module! {
             default: 512,
             description: "Block size (in bytes)",
         },
+        max_sectors: i32 {
+            default: 0,
+            description: "Maximum size of a command (in 512B sectors)",
+        },
+        virt_boundary: bool {
+            default: false,
+            description: "Require a virtual boundary for the device. Default: False",
+        },
         irqmode: i32 {
             default: 1,
             description: "IRQ completion handler. 0-none, 1-softirq",
+        },
+        home_node: i32 {
+            default: -1,
+            description: "Home node for the device",
+        },
+        use_per_node_hctx: bool {
+            default: false,
+            description: "Use per-node allocation for hardware context queues. Default: false",
         },
         hw_queue_depth: i32 {
             default: 64,
@@ -71,7 +88,7 @@ module! {
 struct RnullModule {
     #[pin]
     configfs: kernel::configfs::Subsystem<configfs::Config>,
-    disks: KVec<GenDisk<NullBlk>>,
+    disks: KVec<Disk>,
 }
 
 impl kernel::InPlaceModule for RnullModule {
@@ -79,10 +96,15 @@ impl kernel::InPlaceModule for RnullModule {
         pin_init::pin_init_scope(|| {
             let defaults = Settings::from_module_params()?;
             let nr_devices = module_parameters::nr_devices.value();
+            let indexes = Arc::pin_init(Indexes::new(), GFP_KERNEL)?;
 
             Ok(try_pin_init!(Self {
-                disks: create_module_disks(&defaults, nr_devices)?,
-                configfs <- configfs::subsystem(defaults, nr_devices),
+                disks: create_module_disks(&indexes, &defaults, nr_devices)?,
+                configfs <- configfs::subsystem(defaults, nr_devices, indexes),
+            })
+            .pin_chain(|_| {
+                pr_info!("module loaded\n");
+                Ok(())
             }))
         })
     }
@@ -90,16 +112,16 @@ impl kernel::InPlaceModule for RnullModule {
 
 /// Creates the disks `rnullb0` .. `rnullb<count - 1>`. If one cannot be
 /// created, those already made are dropped (removed) and the load fails.
-fn create_module_disks(defaults: &Settings, count: u32) -> Result<KVec<GenDisk<NullBlk>>> {
+fn create_module_disks(
+    indexes: &Arc<Indexes>,
+    defaults: &Settings,
+    count: u32,
+) -> Result<KVec<Disk>> {
     let mut disks = KVec::with_capacity(count.try_into()?, GFP_KERNEL)?;
 
-    for index in 0..count {
+    for _ in 0..count {
         let mut settings = defaults.clone();
-        disks.push(
-            NullBlk::new(fmt!("rnullb{index}"), &mut settings)?,
-            GFP_KERNEL,
-        )?;
+        disks.push(Disk::new(indexes, None, &mut settings)?, GFP_KERNEL)?;
     }
-    pr_info!("module loaded\n");
     Ok(disks)
 }

@@ -89,7 +89,13 @@ disk_shape() {
 		"pbs=$(cat $q/physical_block_size)" \
 		"rot=$(cat $q/rotational)" \
 		"hwq=$(nr_hw_queues "$1")" \
-		"tags=$(cat /sys/block/"$1"/mq/0/nr_tags)"
+		"tags=$(cat /sys/block/"$1"/mq/0/nr_tags)" \
+		"max_hw_kb=$(cat $q/max_hw_sectors_kb)" \
+		"max_kb=$(cat $q/max_sectors_kb)" \
+		"virt_boundary=$(cat $q/virt_boundary_mask)" \
+		"dma_alignment=$(cat $q/dma_alignment)" \
+		"nr_requests=$(cat $q/nr_requests)" \
+		"scheduler=$(cat $q/scheduler)"
 }
 
 # dmesg_since MARK: the kernel log written after `mark` returned MARK.

@@ -46,6 +46,15 @@ test_params_shape_disks_like_null_blk() {
 	compare_params irqmode=0
 	compare_params irqmode=1
 	compare_params rotational=y
+	compare_params max_sectors=8 virt_boundary=1
+	compare_params max_sectors=255 bs=4096
+	compare_params max_sectors=-1
+	compare_params virt_boundary=0 max_sectors=0
+	compare_params home_node=0
+	compare_params home_node=7
+	compare_params home_node=-5
+	compare_params use_per_node_hctx=1 submit_queues=2
+	compare_params use_per_node_hctx=1 home_node=0
 }
 
 test_bs_above_page_size_is_clamped_with_warning() {
@@ -62,7 +71,7 @@ test_bad_params_fail_like_null_blk() {
 	local p
 	for p in bs=1000 bs=256 bs=3 hw_queue_depth=0 queue_mode=1 queue_mode=3 \
 		queue_mode=-1 irqmode=3 irqmode=-1 gb=abc nr_devices=-1 \
-		rotational=2 submit_queues=1x; do
+		rotational=2 submit_queues=1x virt_boundary=maybe; do
 		compare_params "$p"
 		expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 0 "rnull left loaded ($p)"
 		expect_eq "$(ls /sys/block | grep -c '^rnullb')" 0 "disks left ($p)"
@@ -111,7 +120,8 @@ test_unload_removes_everything() {
 
 test_modinfo_describes_every_parameter() {
 	local p
-	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational queue_mode; do
+	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational \
+		queue_mode max_sectors virt_boundary home_node use_per_node_hctx; do
 		modinfo -F parm rnull | grep -q "^$p:.\+" ||
 			{ echo "    modinfo has no description of $p"; return 1; }
 	done
