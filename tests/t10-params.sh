@@ -96,6 +96,21 @@ test_negative_submit_queues_mean_one() {
 	expect_eq "$(nr_hw_queues nullb0)" "$(nproc)" "null_blk hw queues"
 }
 
+test_offline_home_node_param_falls_back_with_error() {
+	local m
+	m=$(mark)
+	expect_eq "$(load rnull home_node=7)" 0 "modprobe rnull home_node=7"
+	expect_eq "$(load null_blk home_node=7 poll_queues=0)" 0 "modprobe null_blk home_node=7"
+	local drv
+	for drv in rnull null_blk; do
+		dmesg_since "$m" | grep -q "$drv: invalid home_node value" ||
+			{ echo "    no error message about home_node from $drv"; return 1; }
+	done
+	# The fallback (no node) is what a configfs device inherits.
+	mkdir $RCFG/d
+	expect_eq "$(cat $RCFG/d/home_node)" 4294967295 "home_node default after fallback"
+}
+
 test_irqmode_2_is_refused_until_timers_exist() {
 	# Deliberate difference: null_blk completes through a timer; rnull has
 	# no timer completion yet and refuses the mode instead of ignoring it.
