@@ -11,8 +11,8 @@
 
 use crate::disk::{
     Disk,
-    Indexes,
-    Settings, //
+    Settings,
+    Shared, //
 };
 use kernel::{
     configfs::{
@@ -42,12 +42,12 @@ use kernel::{
 };
 
 /// Creates the `rnull` configfs subsystem. New devices start from
-/// `defaults` and take their indexes from `indexes`; `module_disks` disks
-/// named `rnullb<N>` already exist.
+/// `defaults` and share `shared` with the module's disks; `module_disks`
+/// disks named `rnullb<N>` already exist.
 pub(crate) fn subsystem(
     defaults: Settings,
     module_disks: u32,
-    indexes: Arc<Indexes>,
+    shared: Arc<Shared>,
 ) -> impl PinInit<configfs::Subsystem<Config>, Error> {
     let item_type = configfs_attrs! {
         container: configfs::Subsystem<Config>,
@@ -64,7 +64,7 @@ pub(crate) fn subsystem(
         try_pin_init!(Config {
             defaults,
             module_disks,
-            indexes,
+            shared,
         }),
     )
 }
@@ -76,8 +76,8 @@ pub(crate) struct Config {
     defaults: Settings,
     /// How many `rnullb<N>` disks the module created at load.
     module_disks: u32,
-    /// The disk indexes, shared with the module's disks.
-    indexes: Arc<Indexes>,
+    /// The disk indexes and the module-wide tag set.
+    shared: Arc<Shared>,
 }
 
 impl Config {
@@ -127,7 +127,7 @@ impl configfs::GroupOperations for Config {
             name.try_into()?,
             device_item_type(),
             try_pin_init!(DeviceConfig {
-                indexes: self.indexes.clone(),
+                shared: self.shared.clone(),
                 state <- new_mutex!(DeviceState {
                     settings: self.defaults.clone(),
                     name: name.try_into()?,
@@ -146,7 +146,7 @@ impl configfs::GroupOperations for Config {
 /// One device directory.
 #[pin_data]
 pub(crate) struct DeviceConfig {
-    indexes: Arc<Indexes>,
+    shared: Arc<Shared>,
     #[pin]
     state: Mutex<DeviceState>,
 }
@@ -191,7 +191,7 @@ impl DeviceConfig {
         match (state.disk.is_some(), power) {
             (false, true) => {
                 state.disk = Some(Disk::new(
-                    &self.indexes,
+                    &self.shared,
                     Some(&state.name),
                     &mut state.settings,
                 )?);
@@ -199,6 +199,36 @@ impl DeviceConfig {
             (true, false) => state.disk = None,
             _ => (),
         }
+        Ok(())
+    }
+
+    fn show_submit_queues(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        show_value(page, self.state.lock().settings.submit_queues)
+    }
+
+    /// Sets the number of submit queues, live if the device is on.
+    fn store_submit_queues(&self, page: &[u8]) -> Result {
+        let value = u32::parse(page)?;
+        let mut state = self.state.lock();
+        if let Some(disk) = &state.disk {
+            disk.update_queues(&state.settings, value, state.settings.poll_queues)?;
+        }
+        state.settings.submit_queues = value;
+        Ok(())
+    }
+
+    fn show_poll_queues(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        show_value(page, self.state.lock().settings.poll_queues)
+    }
+
+    /// Sets the number of poll queues, live if the device is on.
+    fn store_poll_queues(&self, page: &[u8]) -> Result {
+        let value = u32::parse(page)?;
+        let mut state = self.state.lock();
+        if let Some(disk) = &state.disk {
+            disk.update_queues(&state.settings, state.settings.submit_queues, value)?;
+        }
+        state.settings.poll_queues = value;
         Ok(())
     }
 }
@@ -317,13 +347,19 @@ device_attributes! {
     rotational: 3 => setting,
     irqmode: 4 => setting,
     hw_queue_depth: 5 => setting,
-    submit_queues: 6 => setting,
+    submit_queues: 6 => custom(show_submit_queues, store_submit_queues),
     max_sectors: 7 => setting,
     virt_boundary: 8 => setting,
     queue_mode: 9 => setting,
     index: 10 => read_only,
     home_node: 11 => setting,
     use_per_node_hctx: 12 => setting,
+    completion_nsec: 13 => setting,
+    poll_queues: 14 => custom(show_poll_queues, store_poll_queues),
+    blocking: 15 => setting,
+    no_sched: 16 => setting,
+    shared_tag_bitmap: 17 => setting,
+    shared_tags: 18 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]
@@ -335,7 +371,7 @@ mod tests {
         let config = Config {
             defaults: Settings::from_module_params()?,
             module_disks: 2,
-            indexes: Arc::pin_init(Indexes::new(), GFP_KERNEL)?,
+            shared: Arc::pin_init(Shared::new(Settings::from_module_params()?), GFP_KERNEL)?,
         };
         assert!(config.is_module_disk(c"rnullb0"));
         assert!(config.is_module_disk(c"rnullb1"));

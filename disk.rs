@@ -4,6 +4,11 @@
 //!
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 
+use crate::queue::{
+    IrqMode,
+    NullBlk,
+    QueueData, //
+};
 use kernel::{
     alloc::{
         num_online_nodes,
@@ -12,12 +17,15 @@ use kernel::{
     block::{
         self,
         mq::{
-            self,
             gen_disk::{
                 GenDisk,
                 GenDiskBuilder, //
             },
-            Operations,
+            tag_set::{
+                Flag,
+                Flags,
+                Options, //
+            },
             TagSet, //
         },
     },
@@ -28,10 +36,10 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*,
     sync::{
-        aref::ARef,
         Arc,
         Mutex, //
     },
+    time::Delta,
 };
 
 /// The only queue mode that still exists: blk-mq.
@@ -40,30 +48,6 @@ const QUEUE_MODE_MQ: u32 = 2;
 /// `home_node` when the device has none: C's `NUMA_NO_NODE` (-1) as the
 /// unsigned value the attribute holds.
 const NO_HOME_NODE: u32 = u32::MAX;
-
-/// How a request is completed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IrqMode {
-    /// Ended inline, in `queue_rq`.
-    None,
-    /// Completed through `blk_mq_complete_request`, in softirq context.
-    Soft,
-}
-
-impl IrqMode {
-    /// Maps the numeric `irqmode` of C null_blk. Timer completions (2) are
-    /// not implemented yet and are refused rather than silently ignored.
-    fn from_raw(value: u32) -> Result<Self> {
-        match value {
-            0 => Ok(Self::None),
-            1 => Ok(Self::Soft),
-            _ => {
-                pr_err!("irqmode {value} (timer completion) is not supported\n");
-                Err(EINVAL)
-            }
-        }
-    }
-}
 
 /// The configuration of one device, as set through module parameters or
 /// configfs attributes. Units and types follow C's `struct nullb_device`.
@@ -79,12 +63,25 @@ pub(crate) struct Settings {
     pub(crate) virt_boundary: bool,
     /// Whether the disk reports itself as rotational.
     pub(crate) rotational: bool,
-    /// Completion mode: 0 none, 1 softirq (see [`IrqMode`]).
+    /// Completion mode: 0 none, 1 softirq, 2 timer (see [`IrqMode`]).
     pub(crate) irqmode: u32,
+    /// Delay of timer completions (irqmode 2) in nanoseconds.
+    pub(crate) completion_nsec: u64,
     /// Tags per hardware queue.
     pub(crate) hw_queue_depth: u32,
     /// Number of hardware submission queues.
     pub(crate) submit_queues: u32,
+    /// Number of hardware queues for polled requests.
+    pub(crate) poll_queues: u32,
+    /// Whether `queue_rq` may sleep (`BLK_MQ_F_BLOCKING`).
+    pub(crate) blocking: bool,
+    /// Whether the disk starts without an I/O scheduler.
+    pub(crate) no_sched: bool,
+    /// Whether the hardware queues of the disk share one set of tags.
+    pub(crate) shared_tag_bitmap: bool,
+    /// Whether the disk uses the module-wide tag set, shared by all disks
+    /// that set this and built from the module parameters only.
+    pub(crate) shared_tags: bool,
     /// NUMA node to allocate the tag set on, or [`NO_HOME_NODE`].
     pub(crate) home_node: u32,
     /// One hardware queue per online NUMA node, whatever `submit_queues` says.
@@ -137,6 +134,13 @@ impl Settings {
             home_node = -1;
         }
 
+        // C goes on with a negative count as a huge unsigned one, and fails
+        // to make the tag set of the first device.
+        let Ok(poll_queues) = u32::try_from(p::poll_queues.value()) else {
+            pr_err!("invalid poll_queues {}\n", p::poll_queues.value());
+            return Err(EINVAL);
+        };
+
         let use_per_node_hctx = p::use_per_node_hctx.value();
         let submit_queues = match u32::try_from(p::submit_queues.value()) {
             _ if use_per_node_hctx => {
@@ -158,10 +162,16 @@ impl Settings {
             virt_boundary: p::virt_boundary.value(),
             rotational: p::rotational.value(),
             irqmode: irqmode.try_into()?,
+            completion_nsec: p::completion_nsec.value(),
             // As in C, the int parameter is used as an unsigned value; blk-mq
             // reduces anything above its maximum.
             hw_queue_depth: p::hw_queue_depth.value() as u32,
             submit_queues,
+            poll_queues,
+            blocking: p::blocking.value(),
+            no_sched: p::no_sched.value() != 0,
+            shared_tag_bitmap: p::shared_tag_bitmap.value(),
+            shared_tags: p::shared_tags.value(),
             // As in C, -1 (no node) becomes the unsigned `NO_HOME_NODE`.
             home_node: home_node as u32,
             use_per_node_hctx,
@@ -171,8 +181,9 @@ impl Settings {
     }
 
     /// Checks and rewrites the settings before a disk is made from them, as
-    /// C's `null_validate_conf` does. Rewrites are visible on read-back.
-    fn validate(&mut self) -> Result<IrqMode> {
+    /// C's `null_validate_conf` does; `max_poll_queues` is the module's
+    /// `poll_queues`. Rewrites are visible on read-back.
+    fn validate(&mut self, max_poll_queues: u32) -> Result<IrqMode> {
         match self.queue_mode {
             0 => {
                 pr_err!("BIO-based IO path is no longer available, using blk-mq instead.\n");
@@ -189,8 +200,29 @@ impl Settings {
         } else {
             self.submit_queues.clamp(1, nr_cpu_ids())
         };
+        self.poll_queues = self.poll_queues.min(max_poll_queues);
         self.irqmode = self.irqmode.min(2);
-        IrqMode::from_raw(self.irqmode)
+        Ok(IrqMode::from_raw(self.irqmode))
+    }
+
+    /// The shape of the tag set of a disk made from these settings.
+    fn tag_set_options(&self) -> Result<Options> {
+        let mut flags = Flags::default();
+        for (set, flag) in [
+            (self.no_sched, Flag::NoSchedByDefault),
+            (self.shared_tag_bitmap, Flag::SharedTagBitmap),
+            (self.blocking, Flag::Blocking),
+        ] {
+            if set {
+                flags |= flag;
+            }
+        }
+        Ok(Options::new(self.submit_queues, self.hw_queue_depth)
+            .poll_queues(self.poll_queues)
+            .numa_node(self.numa_node()?)
+            .flags(flags)
+            // As C: requests time out after five seconds.
+            .timeout(Delta::from_millis(5000)))
     }
 
     /// The NUMA node to allocate on. C passes any `home_node` on to the
@@ -215,52 +247,74 @@ impl Settings {
     }
 }
 
-/// The indexes of the disks that exist. As with C's `nullb_indexes`, the
-/// module's disks and configfs's draw from one pool, lowest free first.
+/// What all disks share: the pool of indexes and the module-wide tag set.
 #[pin_data]
-pub(crate) struct Indexes {
+pub(crate) struct Shared {
+    /// The indexes of the disks that exist. As with C's `nullb_indexes`,
+    /// the module's disks and configfs's draw from one pool, lowest free
+    /// first.
     #[pin]
-    pool: Mutex<IdPool>,
+    indexes: Mutex<IdPool>,
+    /// The module parameters, which shape the module-wide tag set.
+    module_settings: Settings,
+    /// The tag set of the disks with `shared_tags`, made with the first.
+    #[pin]
+    tag_set: Mutex<Option<Arc<TagSet<NullBlk>>>>,
 }
 
-impl Indexes {
-    pub(crate) fn new() -> impl PinInit<Self> {
+impl Shared {
+    pub(crate) fn new(module_settings: Settings) -> impl PinInit<Self> {
         pin_init!(Self {
-            pool <- new_mutex!(IdPool::new()),
+            indexes <- new_mutex!(IdPool::new()),
+            module_settings,
+            tag_set <- new_mutex!(None),
         })
     }
 
     /// Takes the lowest free index; it returns to the pool when the result
     /// is dropped.
-    fn take(self: &Arc<Self>) -> Result<Index> {
-        let mut pool = self.pool.lock();
+    fn take_index(self: &Arc<Self>) -> Result<Index> {
+        let mut pool = self.indexes.lock();
         loop {
             if let Some(id) = pool.find_unused_id(0) {
                 let value = id.as_u32();
                 id.acquire();
                 return Ok(Index {
-                    indexes: self.clone(),
+                    shared: self.clone(),
                     value,
                 });
             }
             let request = pool.grow_request().ok_or(ENOSPC)?;
             drop(pool);
             let resizer = request.realloc(GFP_KERNEL)?;
-            pool = self.pool.lock();
+            pool = self.indexes.lock();
             pool.grow(resizer);
         }
+    }
+
+    /// The module-wide tag set, made from the module parameters on first
+    /// use. It lives as long as the module.
+    fn tag_set(&self) -> Result<Arc<TagSet<NullBlk>>> {
+        let mut tag_set = self.tag_set.lock();
+        if let Some(tag_set) = &*tag_set {
+            return Ok(tag_set.clone());
+        }
+        let options = self.module_settings.tag_set_options()?;
+        let new = Arc::pin_init(TagSet::new_with(options), GFP_KERNEL)?;
+        *tag_set = Some(new.clone());
+        Ok(new)
     }
 }
 
 /// An index in use.
 struct Index {
-    indexes: Arc<Indexes>,
+    shared: Arc<Shared>,
     value: u32,
 }
 
 impl Drop for Index {
     fn drop(&mut self) {
-        self.indexes.pool.lock().release_id(self.value as usize);
+        self.shared.indexes.lock().release_id(self.value as usize);
     }
 }
 
@@ -268,7 +322,8 @@ impl Drop for Index {
 pub(crate) struct Disk {
     // Fields drop in order: the disk is gone before its index is free.
     _disk: GenDisk<NullBlk>,
-    _index: Index,
+    tag_set: Arc<TagSet<NullBlk>>,
+    index: Index,
 }
 
 impl Disk {
@@ -276,101 +331,89 @@ impl Disk {
     /// `name`, or `rnullb<index>` without a name. On success the index is
     /// recorded in `settings`, as C does.
     pub(crate) fn new(
-        indexes: &Arc<Indexes>,
+        shared: &Arc<Shared>,
         name: Option<&CStr>,
         settings: &mut Settings,
     ) -> Result<Self> {
-        let index = indexes.take()?;
+        let index = shared.take_index()?;
+        let irqmode = settings.validate(shared.module_settings.poll_queues)?;
+        let tag_set = if settings.shared_tags {
+            shared.tag_set()?
+        } else {
+            Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
+        };
+        let queue_data = QueueData {
+            irqmode,
+            completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
+            queue_depth: tag_set.queue_depth(),
+        };
         let disk = match name {
-            Some(name) => NullBlk::new(fmt!("{}", name.to_str()?), settings)?,
-            None => NullBlk::new(fmt!("rnullb{}", index.value), settings)?,
+            Some(name) => gen_disk(fmt!("{}", name.to_str()?), settings, &tag_set, queue_data)?,
+            None => gen_disk(
+                fmt!("rnullb{}", index.value),
+                settings,
+                &tag_set,
+                queue_data,
+            )?,
         };
         settings.index = index.value;
         Ok(Self {
             _disk: disk,
-            _index: index,
+            tag_set,
+            index,
         })
     }
-}
 
-/// Per-disk data reachable from the request path.
-pub(crate) struct QueueData {
-    irqmode: IrqMode,
-}
-
-/// The blk-mq driver of an rnull disk.
-pub(crate) struct NullBlk;
-
-impl NullBlk {
-    /// Validates `settings` (rewriting them like C) and creates a disk named
-    /// `name` from them.
-    fn new(name: fmt::Arguments<'_>, settings: &mut Settings) -> Result<GenDisk<Self>> {
-        let irqmode = settings.validate()?;
-        let tagset = Arc::pin_init(
-            TagSet::new_on_node(
-                settings.submit_queues,
-                settings.hw_queue_depth,
-                1,
-                settings.numa_node()?,
-            ),
-            GFP_KERNEL,
-        )?;
-        let queue_data = KBox::new(QueueData { irqmode }, GFP_KERNEL)?;
-
-        // As for C, a block size of 0 leaves the block layer's default.
-        let block_size = match settings.blocksize {
-            0 => block::SECTOR_SIZE,
-            size => size,
-        };
-        let disk = GenDiskBuilder::new()
-            .capacity_sectors(settings.capacity_sectors()?)
-            .logical_block_size(block_size)?
-            .physical_block_size(block_size)?
-            .max_hw_sectors(settings.max_sectors)
-            .virt_boundary_mask(if settings.virt_boundary {
-                PAGE_SIZE - 1
-            } else {
-                0
-            })
-            // Like C: any buffer alignment will do.
-            .dma_alignment(1)
-            .rotational(settings.rotational)
-            .build(name, tagset, queue_data)?;
-        pr_info!("disk {name} created\n");
-        Ok(disk)
-    }
-}
-
-#[vtable]
-impl Operations for NullBlk {
-    type QueueData = KBox<QueueData>;
-
-    #[inline(always)]
-    fn queue_rq(queue_data: &QueueData, rq: ARef<mq::Request<Self>>, _is_last: bool) -> Result {
-        match queue_data.irqmode {
-            IrqMode::None => end_request(rq),
-            IrqMode::Soft => mq::Request::complete(rq),
+    /// Changes the number of hardware queues of the disk while it is in
+    /// use, with the rules of C's `nullb_update_nr_hw_queues`.
+    pub(crate) fn update_queues(
+        &self,
+        settings: &Settings,
+        submit_queues: u32,
+        poll_queues: u32,
+    ) -> Result {
+        // Other disks use the module-wide tag set too.
+        if settings.shared_tags {
+            return Err(EINVAL);
         }
-        Ok(())
-    }
-
-    fn commit_rqs(_queue_data: &QueueData) {}
-
-    #[inline(always)]
-    fn complete(rq: ARef<mq::Request<Self>>) {
-        end_request(rq);
+        let max_poll_queues = self.index.shared.module_settings.poll_queues;
+        if submit_queues == 0 || submit_queues > nr_cpu_ids() || poll_queues > max_poll_queues {
+            return Err(EINVAL);
+        }
+        self.tag_set.update_hw_queues(submit_queues, poll_queues)
     }
 }
 
-/// Ends `rq` successfully.
-#[inline(always)]
-fn end_request(rq: ARef<mq::Request<NullBlk>>) {
-    // The driver takes no references of its own to requests, so the one it
-    // is handed is unique and `end_ok` cannot fail; there is nothing else
-    // that could end the request if it did.
-    if mq::Request::end_ok(rq).is_err() {
-        pr_err!("request still referenced at completion\n");
-    }
+/// Makes and adds the disk `name` on `tag_set`.
+fn gen_disk(
+    name: fmt::Arguments<'_>,
+    settings: &Settings,
+    tag_set: &Arc<TagSet<NullBlk>>,
+    queue_data: QueueData,
+) -> Result<GenDisk<NullBlk>> {
+    let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
+
+    // As for C, a block size of 0 leaves the block layer's default.
+    let block_size = match settings.blocksize {
+        0 => block::SECTOR_SIZE,
+        size => size,
+    };
+    let disk = GenDiskBuilder::new()
+        .capacity_sectors(settings.capacity_sectors()?)
+        .logical_block_size(block_size)?
+        .physical_block_size(block_size)?
+        .max_hw_sectors(settings.max_sectors)
+        .virt_boundary_mask(if settings.virt_boundary {
+            PAGE_SIZE - 1
+        } else {
+            0
+        })
+        // Like C: any buffer alignment will do.
+        .dma_alignment(1)
+        .rotational(settings.rotational)
+        .build(name, tag_set.clone(), queue_data)?;
+    pr_info!("disk {name} created\n");
+    Ok(disk)
 }
 
 #[kunit_tests(rnull_disk)]
@@ -385,8 +428,14 @@ mod tests {
             virt_boundary: false,
             rotational: false,
             irqmode: 1,
+            completion_nsec: 10_000,
             hw_queue_depth: 64,
             submit_queues: 1,
+            poll_queues: 1,
+            blocking: false,
+            no_sched: false,
+            shared_tag_bitmap: false,
+            shared_tags: false,
             home_node: NO_HOME_NODE,
             use_per_node_hctx: false,
             queue_mode: QUEUE_MODE_MQ,
@@ -402,7 +451,7 @@ mod tests {
             irqmode: 0,
             ..settings()
         };
-        assert_eq!(s.validate(), Ok(IrqMode::None));
+        assert_eq!(s.validate(1), Ok(IrqMode::None));
         assert_eq!(s.submit_queues, 1);
         assert_eq!(s.queue_mode, QUEUE_MODE_MQ);
 
@@ -410,22 +459,25 @@ mod tests {
             submit_queues: u32::MAX,
             ..settings()
         };
-        assert_eq!(s.validate(), Ok(IrqMode::Soft));
+        assert_eq!(s.validate(1), Ok(IrqMode::Soft));
         assert_eq!(s.submit_queues, nr_cpu_ids());
 
-        // Like C, modes above 2 become 2, which rnull refuses for now.
+        // Like C, modes above 2 become 2, and poll queues are capped at the
+        // module's.
         let mut s = Settings {
             irqmode: 7,
+            poll_queues: 3,
             ..settings()
         };
-        assert_eq!(s.validate(), Err(EINVAL));
+        assert_eq!(s.validate(2), Ok(IrqMode::Timer));
         assert_eq!(s.irqmode, 2);
+        assert_eq!(s.poll_queues, 2);
 
         let mut s = Settings {
             queue_mode: 1,
             ..settings()
         };
-        assert_eq!(s.validate(), Err(EINVAL));
+        assert_eq!(s.validate(1), Err(EINVAL));
     }
 
     #[test]
@@ -435,7 +487,7 @@ mod tests {
             submit_queues: 5,
             ..settings()
         };
-        assert_eq!(s.validate(), Ok(IrqMode::Soft));
+        assert_eq!(s.validate(1), Ok(IrqMode::Soft));
         assert_eq!(s.submit_queues, num_online_nodes());
 
         assert!(settings().numa_node() == Ok(NumaNode::NO_NODE));

@@ -11,11 +11,12 @@
 
 mod configfs;
 mod disk;
+mod queue;
 
 use disk::{
     Disk,
-    Indexes,
-    Settings, //
+    Settings,
+    Shared, //
 };
 use kernel::{
     prelude::*,
@@ -51,7 +52,11 @@ module! {
         },
         irqmode: i32 {
             default: 1,
-            description: "IRQ completion handler. 0-none, 1-softirq",
+            description: "IRQ completion handler. 0-none, 1-softirq, 2-timer",
+        },
+        completion_nsec: u64 {
+            default: 10000,
+            description: "Time in ns to complete a request in hardware. Default: 10,000ns",
         },
         home_node: i32 {
             default: -1,
@@ -68,6 +73,26 @@ module! {
         submit_queues: i32 {
             default: 1,
             description: "Number of submission queues",
+        },
+        poll_queues: i32 {
+            default: 1,
+            description: "Number of IOPOLL submission queues",
+        },
+        no_sched: i32 {
+            default: 0,
+            description: "No io scheduler",
+        },
+        blocking: bool {
+            default: false,
+            description: "Register as a blocking blk-mq driver device",
+        },
+        shared_tags: bool {
+            default: false,
+            description: "Share tag set between devices for blk-mq",
+        },
+        shared_tag_bitmap: bool {
+            default: false,
+            description: "Use shared tag bitmap for all submission queues for blk-mq",
         },
         rotational: bool {
             default: false,
@@ -96,11 +121,11 @@ impl kernel::InPlaceModule for RnullModule {
         pin_init::pin_init_scope(|| {
             let defaults = Settings::from_module_params()?;
             let nr_devices = module_parameters::nr_devices.value();
-            let indexes = Arc::pin_init(Indexes::new(), GFP_KERNEL)?;
+            let shared = Arc::pin_init(Shared::new(defaults.clone()), GFP_KERNEL)?;
 
             Ok(try_pin_init!(Self {
-                disks: create_module_disks(&indexes, &defaults, nr_devices)?,
-                configfs <- configfs::subsystem(defaults, nr_devices, indexes),
+                disks: create_module_disks(&shared, &defaults, nr_devices)?,
+                configfs <- configfs::subsystem(defaults, nr_devices, shared),
             })
             .pin_chain(|_| {
                 pr_info!("module loaded\n");
@@ -113,7 +138,7 @@ impl kernel::InPlaceModule for RnullModule {
 /// Creates the disks `rnullb0` .. `rnullb<count - 1>`. If one cannot be
 /// created, those already made are dropped (removed) and the load fails.
 fn create_module_disks(
-    indexes: &Arc<Indexes>,
+    shared: &Arc<Shared>,
     defaults: &Settings,
     count: u32,
 ) -> Result<KVec<Disk>> {
@@ -121,7 +146,7 @@ fn create_module_disks(
 
     for _ in 0..count {
         let mut settings = defaults.clone();
-        disks.push(Disk::new(indexes, None, &mut settings)?, GFP_KERNEL)?;
+        disks.push(Disk::new(shared, None, &mut settings)?, GFP_KERNEL)?;
     }
     Ok(disks)
 }

@@ -19,6 +19,7 @@ declare -A ERRNO_OF=(
 	["Operation not supported"]=EOPNOTSUPP
 	["No such device"]=ENODEV
 	["Resource temporarily unavailable"]=EAGAIN
+	["Connection timed out"]=ETIMEDOUT
 )
 
 # Turns the error message of a failed command into an errno name.
@@ -95,8 +96,15 @@ disk_shape() {
 		"virt_boundary=$(cat $q/virt_boundary_mask)" \
 		"dma_alignment=$(cat $q/dma_alignment)" \
 		"nr_requests=$(cat $q/nr_requests)" \
-		"scheduler=$(cat $q/scheduler)"
+		"scheduler=$(cat $q/scheduler)" \
+		"io_poll=$(cat $q/io_poll)" \
+		"io_timeout=$(cat $q/io_timeout)" \
+		"hctx_flags=$(hctx_flags "$1")"
 }
+
+# The blk-mq flags of the first hardware queue of a disk, from debugfs
+# (BLOCKING, TAG_HCTX_SHARED, TAG_QUEUE_SHARED, ...).
+hctx_flags() { cat /sys/kernel/debug/block/"$1"/hctx0/flags; }
 
 # dmesg_since MARK: the kernel log written after `mark` returned MARK.
 mark() { dmesg | wc -l; }

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Module parameters: the disks they create, and the load failures, compared
-# with null_blk loaded with the same parameters. null_blk gets poll_queues=0
-# so both drivers build the same queue layout (rnull has no poll queues yet).
+# with null_blk loaded with the same parameters.
 # shellcheck shell=bash
 
 test_defaults_make_one_disk() {
@@ -10,9 +9,10 @@ test_defaults_make_one_disk() {
 	expect_eq "$(cat /sys/block/rnullb0/size)" $((250 << 21)) "size (250 GiB)"
 	expect_eq "$(cat /sys/block/rnullb0/queue/logical_block_size)" 512 "bs"
 	expect_eq "$(cat /sys/block/rnullb0/queue/rotational)" 0 "rotational"
-	expect_eq "$(nr_hw_queues rnullb0)" 1 "hw queues"
+	# One submit queue and one poll queue.
+	expect_eq "$(nr_hw_queues rnullb0)" 2 "hw queues"
 	expect_eq "$(cat /sys/block/rnullb0/mq/0/nr_tags)" 64 "tags"
-	expect_eq "$(load null_blk poll_queues=0)" 0 "modprobe null_blk"
+	expect_eq "$(load null_blk)" 0 "modprobe null_blk"
 	expect_same "$(disk_shape rnullb0)" "$(disk_shape nullb0)" "default disk"
 }
 
@@ -21,7 +21,7 @@ test_defaults_make_one_disk() {
 compare_params() {
 	local r c i
 	r=$(load rnull "$@")
-	c=$(load null_blk poll_queues=0 "$@")
+	c=$(load null_blk "$@")
 	expect_same "$r" "$c" "modprobe $*"
 	[ "$r" = 0 ] || return 0
 	expect_same "$(ls /sys/block | grep -c '^rnullb')" \
@@ -55,6 +55,19 @@ test_params_shape_disks_like_null_blk() {
 	compare_params home_node=-5
 	compare_params use_per_node_hctx=1 submit_queues=2
 	compare_params use_per_node_hctx=1 home_node=0
+	compare_params poll_queues=0
+	compare_params poll_queues=3 submit_queues=2
+	compare_params poll_queues=-1
+	compare_params irqmode=2 completion_nsec=50000
+	compare_params irqmode=2 completion_nsec=0
+	compare_params completion_nsec=-1
+	compare_params blocking=1
+	compare_params no_sched=1
+	compare_params no_sched=-3 hw_queue_depth=2
+	compare_params shared_tag_bitmap=1 submit_queues=2
+	compare_params blocking=1 no_sched=1 shared_tag_bitmap=1
+	compare_params shared_tags=1 nr_devices=3 submit_queues=2 poll_queues=2
+	compare_params shared_tags=1 nr_devices=2 blocking=1 hw_queue_depth=8
 }
 
 test_bs_above_page_size_is_clamped_with_warning() {
@@ -90,7 +103,7 @@ test_negative_submit_queues_mean_one() {
 	# Deliberate difference: C compares the int parameter with the unsigned
 	# nr_cpu_ids, so a negative value becomes nr_cpu_ids rather than the 1
 	# its "<= 0" branch intends. rnull uses 1.
-	expect_eq "$(load rnull submit_queues=-3)" 0 "modprobe rnull"
+	expect_eq "$(load rnull poll_queues=0 submit_queues=-3)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk poll_queues=0 submit_queues=-3)" 0 "modprobe null_blk"
 	expect_eq "$(nr_hw_queues rnullb0)" 1 "rnull hw queues"
 	expect_eq "$(nr_hw_queues nullb0)" "$(nproc)" "null_blk hw queues"
@@ -111,11 +124,16 @@ test_offline_home_node_param_falls_back_with_error() {
 	expect_eq "$(cat $RCFG/d/home_node)" 4294967295 "home_node default after fallback"
 }
 
-test_irqmode_2_is_refused_until_timers_exist() {
-	# Deliberate difference: null_blk completes through a timer; rnull has
-	# no timer completion yet and refuses the mode instead of ignoring it.
-	expect_eq "$(load rnull irqmode=2)" EINVAL "rnull irqmode=2"
-	expect_eq "$(load null_blk irqmode=2)" 0 "null_blk irqmode=2"
+test_negative_poll_queues_are_refused() {
+	# null_blk makes its first tag set with one queue fewer and fails on a
+	# single submit queue; with no disk at load it goes on with a huge count
+	# that fails every power-on. rnull refuses the value at load, with an
+	# error message.
+	local m
+	m=$(mark)
+	expect_eq "$(load rnull nr_devices=0 poll_queues=-1)" EINVAL "modprobe rnull"
+	dmesg_since "$m" | grep -q "rnull: invalid poll_queues -1" ||
+		{ echo "    no error message about poll_queues"; return 1; }
 }
 
 test_negative_gb_is_refused() {
@@ -136,7 +154,9 @@ test_unload_removes_everything() {
 test_modinfo_describes_every_parameter() {
 	local p
 	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational \
-		queue_mode max_sectors virt_boundary home_node use_per_node_hctx; do
+		queue_mode max_sectors virt_boundary home_node use_per_node_hctx \
+		completion_nsec poll_queues no_sched blocking shared_tags \
+		shared_tag_bitmap; do
 		modinfo -F parm rnull | grep -q "^$p:.\+" ||
 			{ echo "    modinfo has no description of $p"; return 1; }
 	done

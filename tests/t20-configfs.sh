@@ -3,13 +3,14 @@
 # null_blk's directories wherever both drivers have the same attribute.
 # shellcheck shell=bash
 
-RNULL_ATTRS="blocksize home_node hw_queue_depth index irqmode max_sectors power queue_mode
-rotational size submit_queues use_per_node_hctx virt_boundary"
+RNULL_ATTRS="blocking blocksize completion_nsec home_node hw_queue_depth index irqmode
+max_sectors no_sched poll_queues power queue_mode rotational shared_tag_bitmap shared_tags
+size submit_queues use_per_node_hctx virt_boundary"
 
 # Loads both drivers with no disks of their own and the given parameters.
 load_both() {
 	expect_eq "$(load rnull nr_devices=0 "$@")" 0 "modprobe rnull"
-	expect_eq "$(load null_blk nr_devices=0 poll_queues=0 "$@")" 0 "modprobe null_blk"
+	expect_eq "$(load null_blk nr_devices=0 "$@")" 0 "modprobe null_blk"
 }
 
 # read_all DIR: every rnull attribute of DIR as "name=value" lines.
@@ -32,7 +33,8 @@ test_features_lists_the_attributes() {
 
 test_mkdir_copies_module_params() {
 	load_both gb=3 bs=4096 irqmode=0 hw_queue_depth=17 submit_queues=2 rotational=1 \
-		max_sectors=64 virt_boundary=1 queue_mode=0
+		max_sectors=64 virt_boundary=1 queue_mode=0 completion_nsec=123 poll_queues=2 \
+		blocking=1 no_sched=7 shared_tag_bitmap=1 shared_tags=1
 	mkdir $RCFG/d $CCFG/d
 	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/d)" "defaults"
 	expect_eq "$(cat $RCFG/d/size)" 3072 "size"
@@ -69,7 +71,11 @@ test_configured_disks_match_null_blk() {
 		"size=4 max_sectors=1000 virt_boundary=0" \
 		"size=8 blocksize=8192" "size=8 blocksize=65536 max_sectors=128" \
 		"size=8 home_node=0 use_per_node_hctx=1 submit_queues=2" \
-		"size=8 home_node=4294967295 use_per_node_hctx=0 submit_queues=2"; do
+		"size=8 home_node=4294967295 use_per_node_hctx=0 submit_queues=2" \
+		"size=8 poll_queues=0 submit_queues=2" "size=8 poll_queues=5" \
+		"size=8 blocking=1 no_sched=1 shared_tag_bitmap=1 hw_queue_depth=4" \
+		"size=8 irqmode=2 completion_nsec=100000" "size=8 irqmode=7 completion_nsec=0" \
+		"size=8 shared_tags=1 submit_queues=2 hw_queue_depth=3 blocking=1"; do
 		mkdir $RCFG/d $CCFG/c
 		for a in $v; do
 			expect_same "$(wr $RCFG/d/"${a%=*}" "${a#*=}")" \
@@ -88,14 +94,15 @@ test_busy_while_powered() {
 	mkdir $RCFG/d $CCFG/c
 	wr $RCFG/d/power 1 >/dev/null
 	wr $CCFG/c/power 1 >/dev/null
-	# submit_queues is live in null_blk; rnull does not resize queues yet
-	# and answers EBUSY (see Documentation/rnull.rst).
 	for a in size blocksize rotational irqmode hw_queue_depth max_sectors \
-		virt_boundary queue_mode home_node use_per_node_hctx; do
+		virt_boundary queue_mode home_node use_per_node_hctx completion_nsec \
+		blocking no_sched shared_tag_bitmap shared_tags; do
 		expect_same "$(wr $RCFG/d/$a 1)" "$(wr $CCFG/c/$a 1)" "$a while powered"
 		expect_same "$(wr $RCFG/d/$a junk)" "$(wr $CCFG/c/$a junk)" "bad $a while powered"
 	done
-	expect_eq "$(wr $RCFG/d/submit_queues 1)" EBUSY "submit_queues while powered"
+	# The queue counts are live (t40-queues.sh).
+	expect_same "$(wr $RCFG/d/submit_queues 1)" "$(wr $CCFG/c/submit_queues 1)" \
+		"submit_queues while powered"
 }
 
 test_failed_power_on_leaves_device_off() {
@@ -109,24 +116,6 @@ test_failed_power_on_leaves_device_off() {
 		expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on with $v"
 		expect_same "$(cat $RCFG/d/power)" "$(cat $CCFG/c/power)" "power after $v"
 		expect_eq "$(ls /sys/block | grep -cx d)" 0 "disk after failed power on ($v)"
-		rmdir $RCFG/d $CCFG/c
-	done
-}
-
-test_irqmode_2_power_on_is_refused() {
-	# Deliberate difference, as for the module parameter: null_blk powers
-	# on with timer completions, rnull refuses the mode it lacks. Both
-	# rewrite modes above 2 to 2 first.
-	local v
-	load_both
-	for v in 2 7; do
-		mkdir $RCFG/d $CCFG/c
-		expect_eq "$(wr $RCFG/d/irqmode $v)" 0 "irqmode=$v"
-		expect_eq "$(wr $CCFG/c/irqmode $v)" 0 "null_blk irqmode=$v"
-		expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on (irqmode=$v)"
-		expect_eq "$(wr $CCFG/c/power 1)" 0 "null_blk power on (irqmode=$v)"
-		expect_eq "$(cat $RCFG/d/power)" 0 "power (irqmode=$v)"
-		expect_same "$(cat $RCFG/d/irqmode)" "$(cat $CCFG/c/irqmode)" "irqmode=$v read-back"
 		rmdir $RCFG/d $CCFG/c
 	done
 }
@@ -161,7 +150,7 @@ test_bad_input_errno_matches_null_blk() {
 
 test_index_is_allocated_like_null_blk() {
 	expect_eq "$(load rnull nr_devices=2)" 0 "modprobe rnull"
-	expect_eq "$(load null_blk nr_devices=2 poll_queues=0)" 0 "modprobe null_blk"
+	expect_eq "$(load null_blk nr_devices=2)" 0 "modprobe null_blk"
 	# The disks take the directory names: C's must differ from rnull's.
 	mkdir $RCFG/a $RCFG/b $CCFG/ca $CCFG/cb
 	expect_same "$(cat $RCFG/a/index)" "$(cat $CCFG/ca/index)" "index before power-on"

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The request path: the blk-mq operations of an rnull disk, its hardware
+//! queues and how requests complete.
+//!
+//! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
+
+use kernel::{
+    block::mq::{
+        self,
+        Operations,
+        QueueType,
+        TimeoutAction, //
+    },
+    new_spinlock,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        SpinLock,
+    },
+    time::Delta,
+};
+
+type Request = mq::Request<NullBlk>;
+
+/// How a request is completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IrqMode {
+    /// Ended inline, in `queue_rq`.
+    None,
+    /// Completed through `blk_mq_complete_request`, in softirq context.
+    Soft,
+    /// Completed by a timer in the request, after `completion_nsec`.
+    Timer,
+}
+
+impl IrqMode {
+    /// Maps the numeric `irqmode` of C null_blk, once clamped to 0..=2.
+    pub(crate) fn from_raw(value: u32) -> Self {
+        match value {
+            0 => Self::None,
+            1 => Self::Soft,
+            _ => Self::Timer,
+        }
+    }
+}
+
+/// Per-disk data reachable from the request path.
+pub(crate) struct QueueData {
+    pub(crate) irqmode: IrqMode,
+    /// The delay of timer completions.
+    pub(crate) completion: Delta,
+    /// The depth of the hardware queues: no queue holds more requests.
+    pub(crate) queue_depth: u32,
+}
+
+/// The data of a hardware queue.
+#[pin_data]
+pub(crate) struct HwQueue {
+    /// Polled requests waiting for [`NullBlk::poll`]. Room for a full queue
+    /// is reserved up front, so adding a request never allocates.
+    #[pin]
+    poll_list: SpinLock<KVVec<ARef<Request>>>,
+}
+
+/// The data rnull keeps in every request.
+pub(crate) struct Command {
+    /// The errno the request ends with, or 0: set when it times out.
+    error: Atomic<i32>,
+}
+
+impl Command {
+    fn status(&self) -> Result {
+        match self.error.load(Relaxed) {
+            0 => Ok(()),
+            errno => Err(Error::from_errno(errno)),
+        }
+    }
+}
+
+/// The blk-mq driver of an rnull disk.
+pub(crate) struct NullBlk;
+
+#[vtable]
+impl Operations for NullBlk {
+    type RequestData = Command;
+    type QueueData = KBox<QueueData>;
+    type HwData = Pin<KBox<HwQueue>>;
+
+    fn new_request_data() -> impl PinInit<Command, Error> {
+        Ok(Command {
+            error: Atomic::new(0),
+        })
+    }
+
+    fn init_hctx(queue_data: &QueueData, _hctx_idx: u32) -> Result<Pin<KBox<HwQueue>>> {
+        let poll_list = KVVec::with_capacity(queue_data.queue_depth.try_into()?, GFP_KERNEL)?;
+        KBox::pin_init(
+            pin_init!(HwQueue {
+                poll_list <- new_spinlock!(poll_list),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    #[inline(always)]
+    fn queue_rq(
+        hw_queue: Pin<&HwQueue>,
+        queue_data: &QueueData,
+        rq: ARef<Request>,
+        _is_last: bool,
+    ) -> Result {
+        rq.data().error.store(0, Relaxed);
+        // Like C, the fault injection is consulted for every request, and
+        // polled requests are completed by polling even if it fires.
+        let fake_timeout = rq.should_fake_timeout();
+
+        if rq.queue_type() == QueueType::Poll {
+            if let Err(full) = hw_queue.poll_list.lock().push_within_capacity(rq) {
+                // Cannot happen: a queue holds at most `queue_depth` requests.
+                end_request(full.0);
+            }
+            return Ok(());
+        }
+        if fake_timeout {
+            // Dropped without ending: the block layer times it out.
+            return Ok(());
+        }
+
+        match queue_data.irqmode {
+            IrqMode::None => end_request(rq),
+            IrqMode::Soft => mq::Request::complete(rq),
+            IrqMode::Timer => mq::Request::complete_after(rq, queue_data.completion),
+        }
+        Ok(())
+    }
+
+    fn commit_rqs(_hw_queue: Pin<&HwQueue>, _queue_data: &QueueData) {}
+
+    #[inline(always)]
+    fn complete(rq: ARef<Request>) {
+        end_request(rq);
+    }
+
+    fn poll(hw_queue: Pin<&HwQueue>, _queue_data: &QueueData) -> u32 {
+        // Only the requests already there: submitters may keep adding more.
+        let pending = hw_queue.poll_list.lock().len();
+        let mut completed = 0;
+        for _ in 0..pending {
+            let Some(rq) = hw_queue.poll_list.lock().pop() else {
+                break;
+            };
+            end_request(rq);
+            completed += 1;
+        }
+        completed
+    }
+
+    fn timeout(hw_queue: Pin<&HwQueue>, rq: &Request) -> TimeoutAction {
+        // A polled request is taken off the poll list, unless polling has
+        // completed it meanwhile.
+        let polled = if rq.queue_type() == QueueType::Poll {
+            let mut list = hw_queue.poll_list.lock();
+            let Some(position) = list.iter().position(|r| core::ptr::eq(&**r, rq)) else {
+                return TimeoutAction::Done;
+            };
+            list.remove(position).ok()
+        } else {
+            None
+        };
+
+        pr_info!("request timed out\n");
+        rq.data().error.store(ETIMEDOUT.to_errno(), Relaxed);
+
+        // A request the driver dropped (a faked timeout) is completed here.
+        // Any other is still held by its submitter or its timer, which ends
+        // it with the error stored above.
+        if let Some(rq) = polled.or_else(|| rq.reclaim()) {
+            mq::Request::complete(rq);
+        }
+        TimeoutAction::Done
+    }
+}
+
+/// Ends `rq` with the status recorded in it.
+#[inline(always)]
+fn end_request(rq: ARef<Request>) {
+    let status = rq.data().status();
+    // The driver holds one reference to a request at a time, so the one it
+    // ends is unique and `end` cannot fail; there is nothing else that
+    // could end the request if it did.
+    if mq::Request::end(rq, status).is_err() {
+        pr_err!("request still referenced at completion\n");
+    }
+}
