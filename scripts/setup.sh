@@ -11,7 +11,7 @@ PKGS=(
 	# Rust for the kernel: rustc with its library source (see environment)
 	rustc-web rust-web-src rustfmt-web rust-web-clippy
 	# the VM and what runs inside it
-	qemu-system-x86 busybox-static fio util-linux e2fsprogs
+	qemu-system-x86 busybox-static fio util-linux e2fsprogs jq
 )
 
 missing=()

@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: GPL-2.0
+# Queues and completions: timer completions, polled I/O, timeouts, live
+# queue counts and shared tag sets, on both drivers.
+# shellcheck shell=bash
+
+# fio_json DEV ARGS...: a short fio job on DEV, its JSON report on stdout.
+fio_json() {
+	local dev=$1
+	shift
+	fio --name=t --filename="$dev" --ioengine=io_uring --direct=1 --size=64M \
+		--runtime=2 --time_based --output-format=json "$@"
+}
+
+test_fio_with_every_irqmode_and_polling() {
+	local mode dev
+	for mode in 0 1 2; do
+		expect_eq "$(load rnull irqmode=$mode submit_queues=2 poll_queues=2 gb=1)" 0 \
+			"modprobe rnull irqmode=$mode"
+		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 poll_queues=2 gb=1)" 0 \
+			"modprobe null_blk irqmode=$mode"
+		for dev in /dev/rnullb0 /dev/nullb0; do
+			fio_ok $dev --rw=randread --bs=4k --iodepth=8 --numjobs=2
+			# Polled: each job polls the poll queue of its CPU.
+			fio_ok $dev --rw=randrw --bs=4k --iodepth=8 --numjobs=2 --hipri
+		done
+		unload_all
+	done
+}
+
+# polled_read_errno DISK: one polled read from DISK; prints 0 or the errno
+# name fio reports.
+polled_read_errno() {
+	local msg
+	msg=$(fio --name=t --filename=/dev/"$1" --ioengine=io_uring --hipri --direct=1 \
+		--rw=read --bs=4k --size=4k 2>&1 |
+		sed -n 's/.*io_u error on file [^:]*: \([^:]*\):.*/\1/p' | head -n 1)
+	[ -n "$msg" ] || { echo 0; return; }
+	echo "${ERRNO_OF[$msg]:-?$msg}"
+}
+
+test_polled_io_completes_through_poll_queues() {
+	# With poll queues, polled reads complete through the poll callback;
+	# without, the disk cannot poll and polled reads fail.
+	local dev
+	expect_eq "$(load rnull gb=1 poll_queues=1)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk gb=1 poll_queues=1)" 0 "modprobe null_blk"
+	for dev in rnullb0 nullb0; do
+		expect_eq "$(cat /sys/block/$dev/queue/io_poll)" 1 "$dev io_poll"
+		expect_eq "$(cat /sys/kernel/debug/block/$dev/hctx0/type)" default "$dev hctx0"
+		expect_eq "$(cat /sys/kernel/debug/block/$dev/hctx1/type)" poll "$dev hctx1"
+		fio_ok /dev/$dev --rw=randread --bs=4k --iodepth=4 --hipri
+	done
+	unload_all
+	expect_eq "$(load rnull gb=1 poll_queues=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk gb=1 poll_queues=0)" 0 "modprobe null_blk"
+	for dev in rnullb0 nullb0; do
+		expect_eq "$(cat /sys/block/$dev/queue/io_poll)" 0 "$dev io_poll"
+	done
+	expect_eq "$(polled_read_errno rnullb0)" EOPNOTSUPP "rnull polled read without poll queues"
+	expect_eq "$(polled_read_errno nullb0)" EOPNOTSUPP "null_blk polled read without poll queues"
+}
+
+test_timer_completion_takes_completion_nsec() {
+	# irqmode 2 completes each request about completion_nsec after it was
+	# queued: with one request in flight, the mean completion latency is at
+	# least that, plus the (emulated) machine's overhead.
+	local dev nsec=2000000 mean
+	expect_eq "$(load rnull irqmode=2 completion_nsec=$nsec)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk irqmode=2 completion_nsec=$nsec)" 0 "modprobe null_blk"
+	for dev in rnullb0 nullb0; do
+		mean=$(fio_json /dev/$dev --rw=randread --bs=4k --iodepth=1 |
+			jq '.jobs[0].read.clat_ns.mean | floor')
+		[ "$mean" -ge "$nsec" ] && [ "$mean" -lt $((nsec + 3000000)) ] ||
+			{ echo "    $dev: mean latency ${mean}ns for completion_nsec=$nsec"; return 1; }
+	done
+}
+
+# read_errno DISK: reads one block of DISK, bypassing the page cache; prints
+# 0 or the errno name of the failed read.
+read_errno() {
+	local out
+	out=$(dd if=/dev/"$1" of=/dev/null bs=4k count=1 iflag=direct 2>&1) && { echo 0; return; }
+	errno_of "$(grep 'error reading' <<<"$out")"
+}
+
+# fake_timeouts DISK: the next request of DISK is lost, as if the device
+# never completed it.
+fake_timeouts() {
+	local f=/sys/kernel/debug/fail_io_timeout
+	echo 0 >$f/verbose
+	echo 100 >$f/probability
+	echo 1 >$f/times
+	echo 1 >/sys/block/"$1"/io-timeout-fail
+}
+
+test_lost_request_times_out_with_etimedout() {
+	local dev start m
+	expect_eq "$(load rnull)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk)" 0 "modprobe null_blk"
+	m=$(mark)
+	for dev in rnullb0 nullb0; do
+		fake_timeouts $dev
+		start=$(date +%s)
+		expect_eq "$(read_errno $dev)" ETIMEDOUT "read of a lost request on $dev"
+		# The tag set's timeout is five seconds.
+		[ $(($(date +%s) - start)) -ge 4 ] ||
+			{ echo "    $dev: timed out before the timeout"; return 1; }
+		expect_eq "$(read_errno $dev)" 0 "next read on $dev"
+	done
+	dmesg_since "$m" | grep -q "rnull: request timed out" ||
+		{ echo "    rnull did not report the timeout"; return 1; }
+}
+
+test_late_timer_completion_times_out_with_etimedout() {
+	# A timer completion later than the timeout (5 s, checked up to a second
+	# late): the timeout marks the request, the timer ends it with the error.
+	local dev
+	expect_eq "$(load rnull irqmode=2 completion_nsec=8000000000)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk irqmode=2 completion_nsec=8000000000)" 0 "modprobe null_blk"
+	for dev in rnullb0 nullb0; do
+		expect_eq "$(read_errno $dev)" ETIMEDOUT "late read on $dev"
+	done
+}
+
+# queue_state DIR DISK: the queue attributes of a device and its disk.
+queue_state() {
+	echo "submit=$(cat "$1"/submit_queues) poll=$(cat "$1"/poll_queues)" \
+		"hwq=$(nr_hw_queues "$2") io_poll=$(cat /sys/block/"$2"/queue/io_poll)"
+}
+
+test_live_queue_changes_match_null_blk() {
+	local step
+	expect_eq "$(load rnull nr_devices=0 poll_queues=2)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=2)" 0 "modprobe null_blk"
+	mkdir $RCFG/d $CCFG/c
+	echo 1 >$RCFG/d/power
+	echo 1 >$CCFG/c/power
+	expect_same "$(queue_state $RCFG/d d)" "$(queue_state $CCFG/c c)" "at power-on"
+	for step in submit_queues=2 poll_queues=0 poll_queues=1 submit_queues=0 \
+		submit_queues=$(($(nproc) + 1)) poll_queues=3 submit_queues=1 \
+		poll_queues=2 poll_queues=x submit_queues=-1 submit_queues=$(nproc); do
+		expect_same "$(wr $RCFG/d/"${step%=*}" "${step#*=}")" \
+			"$(wr $CCFG/c/"${step%=*}" "${step#*=}")" "write $step"
+		expect_same "$(queue_state $RCFG/d d)" "$(queue_state $CCFG/c c)" "after $step"
+	done
+	# Off, the counts are only recorded, and checked at power-on.
+	echo 0 >$RCFG/d/power
+	echo 0 >$CCFG/c/power
+	expect_same "$(wr $RCFG/d/poll_queues 9)" "$(wr $CCFG/c/poll_queues 9)" "poll_queues off"
+	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on"
+	expect_same "$(queue_state $RCFG/d d)" "$(queue_state $CCFG/c c)" "after power-on"
+}
+
+test_queue_changes_under_io() {
+	local dir disk pid out step
+	expect_eq "$(load rnull nr_devices=0 poll_queues=2)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=2)" 0 "modprobe null_blk"
+	for dir in $RCFG/d $CCFG/c; do
+		disk=${dir##*/}
+		mkdir $dir
+		echo 1 >$dir/power
+		fio --output-format=json --filename=/dev/$disk --ioengine=io_uring --direct=1 \
+			--size=64M --runtime=6 --time_based --bs=4k --iodepth=16 \
+			--name=plain --rw=randrw --name=polled --rw=randread --hipri \
+			>/tmp/fio-$disk.json 2>&1 &
+		pid=$!
+		sleep 1
+		for step in 2:2 1:1 2:1 1:2 2:2 1:1; do
+			expect_eq "$(wr $dir/submit_queues "${step%:*}")" 0 "$disk submit_queues=${step%:*}"
+			expect_eq "$(wr $dir/poll_queues "${step#*:}")" 0 "$disk poll_queues=${step#*:}"
+			expect_eq "$(nr_hw_queues "$disk")" $((${step%:*} + ${step#*:})) "$disk hw queues"
+			sleep 0.5
+		done
+		wait $pid || { echo "    fio on $disk: $(tail -5 /tmp/fio-$disk.json)"; return 1; }
+		out=$(jq '[.jobs[].error] | add' /tmp/fio-$disk.json)
+		expect_eq "$out" 0 "I/O errors on $disk"
+		out=$(jq '[.jobs[] | .read.total_ios + .write.total_ios] | min' /tmp/fio-$disk.json)
+		[ "$out" -gt 0 ] || { echo "    a job did no I/O on $disk"; return 1; }
+	done
+}
+
+test_shared_tags_span_devices() {
+	local a
+	expect_eq "$(load rnull shared_tags=1 nr_devices=2 submit_queues=2 hw_queue_depth=16)" 0 \
+		"modprobe rnull"
+	expect_eq "$(load null_blk shared_tags=1 nr_devices=2 submit_queues=2 hw_queue_depth=16)" 0 \
+		"modprobe null_blk"
+	# A configfs device with shared_tags gets the module's tag set, whatever
+	# its own queue settings.
+	mkdir $RCFG/d $CCFG/c
+	for a in shared_tags=1 submit_queues=1 hw_queue_depth=4 poll_queues=0; do
+		wr $RCFG/d/"${a%=*}" "${a#*=}" >/dev/null
+		wr $CCFG/c/"${a%=*}" "${a#*=}" >/dev/null
+	done
+	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on"
+	expect_same "$(disk_shape d)" "$(disk_shape c)" "configfs disk on shared tags"
+	expect_same "$(disk_shape rnullb1)" "$(disk_shape nullb1)" "module disk on shared tags"
+	# Several queues on one tag set: blk-mq marks the tags shared.
+	[[ $(hctx_flags d) == *TAG_QUEUE_SHARED* ]] ||
+		{ echo "    tags of d not shared: $(hctx_flags d)"; return 1; }
+	# The queue counts of a shared tag set are the module's.
+	expect_same "$(wr $RCFG/d/submit_queues 1)" "$(wr $CCFG/c/submit_queues 1)" \
+		"submit_queues on shared tags"
+	expect_same "$(wr $RCFG/d/poll_queues 1)" "$(wr $CCFG/c/poll_queues 1)" \
+		"poll_queues on shared tags"
+	local pids=()
+	for a in rnullb0 rnullb1 d; do
+		fio_ok /dev/$a --rw=randread --bs=4k --iodepth=32 &
+		pids+=($!)
+	done
+	for a in "${pids[@]}"; do
+		wait "$a" || return 1
+	done
+	fio_ok /dev/rnullb0 --rw=randread --bs=4k --iodepth=8 --hipri
+}
