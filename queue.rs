@@ -10,6 +10,7 @@ use kernel::{
         self,
         Operations,
         QueueType,
+        RequestBatch,
         TimeoutAction, //
     },
     new_spinlock,
@@ -114,29 +115,16 @@ impl Operations for NullBlk {
         rq: ARef<Request>,
         _is_last: bool,
     ) -> Result {
-        rq.data().error.store(0, Relaxed);
-        // Like C, the fault injection is consulted for every request, and
-        // polled requests are completed by polling even if it fires.
-        let fake_timeout = rq.should_fake_timeout();
-
-        if rq.queue_type() == QueueType::Poll {
-            if let Err(full) = hw_queue.poll_list.lock().push_within_capacity(rq) {
-                // Cannot happen: a queue holds at most `queue_depth` requests.
-                end_request(full.0);
-            }
-            return Ok(());
-        }
-        if fake_timeout {
-            // Dropped without ending: the block layer times it out.
-            return Ok(());
-        }
-
-        match queue_data.irqmode {
-            IrqMode::None => end_request(rq),
-            IrqMode::Soft => mq::Request::complete(rq),
-            IrqMode::Timer => mq::Request::complete_after(rq, queue_data.completion),
-        }
+        queue_request(hw_queue, queue_data, rq);
         Ok(())
+    }
+
+    fn queue_rqs(requests: RequestBatch<'_, Self>) {
+        // As C, a batch is queued request by request: nothing is shared
+        // between the requests of a null device.
+        for batched in requests {
+            queue_request(batched.hw_data, batched.queue_data, batched.request);
+        }
     }
 
     fn commit_rqs(_hw_queue: Pin<&HwQueue>, _queue_data: &QueueData) {}
@@ -183,6 +171,34 @@ impl Operations for NullBlk {
             mq::Request::complete(rq);
         }
         TimeoutAction::Done
+    }
+}
+
+/// Queues `rq`, issued on `hw_queue` of the disk of `queue_data`: the work
+/// of C's `null_queue_rq`, which cannot fail for a null device.
+#[inline(always)]
+fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Request>) {
+    rq.data().error.store(0, Relaxed);
+    // Like C, the fault injection is consulted for every request, and
+    // polled requests are completed by polling even if it fires.
+    let fake_timeout = rq.should_fake_timeout();
+
+    if rq.queue_type() == QueueType::Poll {
+        if let Err(full) = hw_queue.poll_list.lock().push_within_capacity(rq) {
+            // Cannot happen: a queue holds at most `queue_depth` requests.
+            end_request(full.0);
+        }
+        return;
+    }
+    if fake_timeout {
+        // Dropped without ending: the block layer times it out.
+        return;
+    }
+
+    match queue_data.irqmode {
+        IrqMode::None => end_request(rq),
+        IrqMode::Soft => mq::Request::complete(rq),
+        IrqMode::Timer => mq::Request::complete_after(rq, queue_data.completion),
     }
 }
 

@@ -213,3 +213,21 @@ test_shared_tags_span_devices() {
 	done
 	fio_ok /dev/rnullb0 --rw=randread --bs=4k --iodepth=8 --hipri
 }
+
+test_batched_submission() {
+	# Without a scheduler, plugged requests reach the driver in batches
+	# (queue_rqs).
+	local mode dev
+	for mode in 0 1 2; do
+		expect_eq "$(load rnull irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe rnull"
+		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe null_blk"
+		for dev in rnullb0 nullb0; do
+			echo none >/sys/block/$dev/queue/scheduler
+			fio_ok /dev/$dev --rw=randread --bs=4k --iodepth=32 --iodepth_batch_submit=16 \
+				--iodepth_batch_complete_min=8 --numjobs=2
+			fio_ok /dev/$dev --rw=randwrite --bs=16k --iodepth=16 --iodepth_batch_submit=16 \
+				--ioengine=libaio
+		done
+		unload_all
+	done
+}
