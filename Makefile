@@ -28,8 +28,10 @@ setup:
 build:
 	@$(SCRIPTS)/build.sh
 
+# The tests run on two NUMA nodes, so that per-node queues and home_node
+# are exercised.
 check: build
-	@$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
+	@RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} $(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
 
 bench: build
 	@$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh

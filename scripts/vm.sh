@@ -33,7 +33,11 @@ if [ ! -f "$initrd" ] || [ "$REPO/scripts/init.sh" -nt "$initrd" ] ||
 fi
 
 numa=()
+smp=$CPUS
 if ((NUMA > 1)); then
+	# One socket per node: CPUs of one socket on two nodes make the kernel
+	# warn about the cache topology.
+	smp="$CPUS,sockets=$NUMA,cores=$((CPUS / NUMA)),threads=1"
 	mem_mb=$(($(numfmt --from=iec "$MEM") / 1048576 / NUMA))
 	for ((n = 0; n < NUMA; n++)); do
 		numa+=(-object "memory-backend-ram,id=mem$n,size=${mem_mb}M"
@@ -70,7 +74,7 @@ run_qemu() { # accel script log
 		append+=" $v=${!v// /}"
 	done
 	# shellcheck disable=SC2046
-	qemu-system-x86_64 $(qemu_args "$1") -smp "$CPUS" -m "$MEM" "${numa[@]}" \
+	qemu-system-x86_64 $(qemu_args "$1") -smp "$smp" -m "$MEM" "${numa[@]}" \
 		-nodefaults -no-reboot -display none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
 		-fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \

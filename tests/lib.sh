@@ -99,7 +99,8 @@ disk_shape() {
 		"scheduler=$(cat $q/scheduler)" \
 		"io_poll=$(cat $q/io_poll)" \
 		"io_timeout=$(cat $q/io_timeout)" \
-		"hctx_flags=$(hctx_flags "$1")"
+		"hctx_flags=$(hctx_flags "$1")" \
+		"cpus=$(cat /sys/block/"$1"/mq/*/cpu_list | tr '\n' ';')"
 }
 
 # The blk-mq flags of the first hardware queue of a disk, from debugfs

@@ -231,3 +231,24 @@ test_batched_submission() {
 		unload_all
 	done
 }
+
+test_queues_on_two_numa_nodes() {
+	# make check boots two nodes with one CPU each.
+	expect_eq "$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)" 2 "NUMA nodes"
+	compare_params use_per_node_hctx=1 poll_queues=0
+	compare_params use_per_node_hctx=1 submit_queues=1 home_node=1
+	compare_params home_node=1 submit_queues=2 poll_queues=2
+	compare_params shared_tags=1 nr_devices=2 home_node=1 use_per_node_hctx=1
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
+	mkdir $RCFG/d $CCFG/c
+	local a
+	for a in home_node=1 use_per_node_hctx=1 submit_queues=1; do
+		expect_same "$(wr $RCFG/d/"${a%=*}" "${a#*=}")" "$(wr $CCFG/c/"${a%=*}" "${a#*=}")" \
+			"write $a"
+	done
+	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on"
+	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back"
+	expect_same "$(disk_shape d)" "$(disk_shape c)" "per-node disk"
+	fio_ok /dev/d --rw=randread --bs=4k --iodepth=16 --numjobs=2
+}
