@@ -20,6 +20,9 @@ if grep -E '^(warning|error)' <<<"$out"; then
 fi
 
 log "checkpatch --strict"
+# checkpatch runs scripts/spdxcheck.py with the first python3 in PATH; the
+# system's has the modules it needs (setup.sh).
+export PATH=/usr/bin:$PATH
 for p in "$REPO"/patches/*.patch; do
 	[ -e "$p" ] || continue
 	scripts/checkpatch.pl --strict --quiet --no-summary "$p" || fail=1
