@@ -9,10 +9,13 @@
 //! attributes are declared once, in the table passed to
 //! [`device_attributes!`]; `features` lists them.
 
-use crate::disk::{
-    Disk,
-    Settings,
-    Shared, //
+use crate::{
+    disk::{
+        Disk,
+        Settings,
+        Shared, //
+    },
+    storage::Storage,
 };
 use kernel::{
     configfs::{
@@ -132,6 +135,7 @@ impl configfs::GroupOperations for Config {
                     settings: self.defaults.clone(),
                     name: name.try_into()?,
                     disk: None,
+                    storage: None,
                 }),
             }),
         ))
@@ -157,6 +161,8 @@ struct DeviceState {
     name: CString,
     /// The disk, while powered on.
     disk: Option<Disk>,
+    /// The data of a memory-backed device: it survives power cycles.
+    storage: Option<Arc<Storage>>,
 }
 
 impl DeviceConfig {
@@ -194,6 +200,7 @@ impl DeviceConfig {
                     &self.shared,
                     Some(&state.name),
                     &mut state.settings,
+                    &mut state.storage,
                 )?);
             }
             (true, false) => state.disk = None,
@@ -360,6 +367,7 @@ device_attributes! {
     no_sched: 16 => setting,
     shared_tag_bitmap: 17 => setting,
     shared_tags: 18 => setting,
+    memory_backed: 19 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]

@@ -4,10 +4,13 @@
 //!
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 
-use crate::queue::{
-    IrqMode,
-    NullBlk,
-    QueueData, //
+use crate::{
+    queue::{
+        IrqMode,
+        NullBlk,
+        QueueData, //
+    },
+    storage::Storage,
 };
 use kernel::{
     alloc::{
@@ -82,6 +85,8 @@ pub(crate) struct Settings {
     /// Whether the disk uses the module-wide tag set, shared by all disks
     /// that set this and built from the module parameters only.
     pub(crate) shared_tags: bool,
+    /// Whether written data is kept (in memory) and read back.
+    pub(crate) memory_backed: bool,
     /// NUMA node to allocate the tag set on, or [`NO_HOME_NODE`].
     pub(crate) home_node: u32,
     /// One hardware queue per online NUMA node, whatever `submit_queues` says.
@@ -172,6 +177,7 @@ impl Settings {
             no_sched: p::no_sched.value() != 0,
             shared_tag_bitmap: p::shared_tag_bitmap.value(),
             shared_tags: p::shared_tags.value(),
+            memory_backed: p::memory_backed.value(),
             // As in C, -1 (no node) becomes the unsigned `NO_HOME_NODE`.
             home_node: home_node as u32,
             use_per_node_hctx,
@@ -201,6 +207,10 @@ impl Settings {
             self.submit_queues.clamp(1, nr_cpu_ids())
         };
         self.poll_queues = self.poll_queues.min(max_poll_queues);
+        // Storing data allocates memory, which may sleep.
+        if self.memory_backed {
+            self.blocking = true;
+        }
         self.irqmode = self.irqmode.min(2);
         Ok(IrqMode::from_raw(self.irqmode))
     }
@@ -211,7 +221,9 @@ impl Settings {
         for (set, flag) in [
             (self.no_sched, Flag::NoSchedByDefault),
             (self.shared_tag_bitmap, Flag::SharedTagBitmap),
-            (self.blocking, Flag::Blocking),
+            // Unlike C, also for the module-wide tag set of memory-backed
+            // module parameters, which are not validated like a device's.
+            (self.blocking || self.memory_backed, Flag::Blocking),
         ] {
             if set {
                 flags |= flag;
@@ -236,6 +248,15 @@ impl Settings {
                 pr_err!("invalid home_node {node}: not an online node\n");
                 Err(EINVAL)
             }
+        }
+    }
+
+    /// The block size of the disk: as for C, a block size of 0 leaves the
+    /// block layer's default.
+    fn block_size(&self) -> u32 {
+        match self.blocksize {
+            0 => block::SECTOR_SIZE,
+            size => size,
         }
     }
 
@@ -329,21 +350,41 @@ pub(crate) struct Disk {
 impl Disk {
     /// Makes a disk from `settings` under the lowest free index, named
     /// `name`, or `rnullb<index>` without a name. On success the index is
-    /// recorded in `settings`, as C does.
+    /// recorded in `settings`, as C does. A memory-backed disk keeps its data
+    /// in `storage`, made here if there is none yet.
     pub(crate) fn new(
         shared: &Arc<Shared>,
         name: Option<&CStr>,
         settings: &mut Settings,
+        storage: &mut Option<Arc<Storage>>,
     ) -> Result<Self> {
         let index = shared.take_index()?;
         let irqmode = settings.validate(shared.module_settings.poll_queues)?;
         let tag_set = if settings.shared_tags {
+            let module = &shared.module_settings;
+            if settings.memory_backed && !(module.blocking || module.memory_backed) {
+                pr_err!(
+                    "a memory-backed disk cannot use the shared tag set, which is not blocking\n"
+                );
+                return Err(EINVAL);
+            }
             shared.tag_set()?
         } else {
             Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
         };
+        let storage = match storage {
+            _ if !settings.memory_backed => None,
+            Some(storage) => Some(storage.clone()),
+            None => Some(
+                storage
+                    .insert(Arc::pin_init(Storage::new(), GFP_KERNEL)?)
+                    .clone(),
+            ),
+        };
         let queue_data = QueueData {
             irqmode,
+            storage,
+            block_size: settings.block_size().try_into()?,
             completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
             queue_depth: tag_set.queue_depth(),
         };
@@ -393,11 +434,7 @@ fn gen_disk(
 ) -> Result<GenDisk<NullBlk>> {
     let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
 
-    // As for C, a block size of 0 leaves the block layer's default.
-    let block_size = match settings.blocksize {
-        0 => block::SECTOR_SIZE,
-        size => size,
-    };
+    let block_size = settings.block_size();
     let disk = GenDiskBuilder::new()
         .capacity_sectors(settings.capacity_sectors()?)
         .logical_block_size(block_size)?
@@ -436,6 +473,7 @@ mod tests {
             no_sched: false,
             shared_tag_bitmap: false,
             shared_tags: false,
+            memory_backed: false,
             home_node: NO_HOME_NODE,
             use_per_node_hctx: false,
             queue_mode: QUEUE_MODE_MQ,

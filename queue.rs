@@ -6,12 +6,16 @@
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 
 use kernel::{
-    block::mq::{
-        self,
-        Operations,
-        QueueType,
-        RequestBatch,
-        TimeoutAction, //
+    block::{
+        mq::{
+            self,
+            Command as Op,
+            Operations,
+            QueueType,
+            RequestBatch,
+            TimeoutAction, //
+        },
+        SECTOR_SHIFT,
     },
     new_spinlock,
     prelude::*,
@@ -21,10 +25,12 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
-        SpinLock,
+        Arc, SpinLock,
     },
     time::Delta,
 };
+
+use crate::storage::Storage;
 
 type Request = mq::Request<NullBlk>;
 
@@ -57,6 +63,10 @@ pub(crate) struct QueueData {
     pub(crate) completion: Delta,
     /// The depth of the hardware queues: no queue holds more requests.
     pub(crate) queue_depth: u32,
+    /// The data of a memory-backed disk.
+    pub(crate) storage: Option<Arc<Storage>>,
+    /// The block size in bytes.
+    pub(crate) block_size: usize,
 }
 
 /// The data of a hardware queue.
@@ -79,6 +89,14 @@ impl Command {
         match self.error.load(Relaxed) {
             0 => Ok(()),
             errno => Err(Error::from_errno(errno)),
+        }
+    }
+
+    /// Records the outcome of processing the request, unless an error
+    /// (a timeout) was recorded first.
+    fn set_status(&self, status: Result) {
+        if let Err(e) = status {
+            let _ = self.error.cmpxchg(0, e.to_errno(), Relaxed);
         }
     }
 }
@@ -134,7 +152,7 @@ impl Operations for NullBlk {
         end_request(rq);
     }
 
-    fn poll(hw_queue: Pin<&HwQueue>, _queue_data: &QueueData) -> u32 {
+    fn poll(hw_queue: Pin<&HwQueue>, queue_data: &QueueData) -> u32 {
         // Only the requests already there: submitters may keep adding more.
         let pending = hw_queue.poll_list.lock().len();
         let mut completed = 0;
@@ -142,6 +160,7 @@ impl Operations for NullBlk {
             let Some(rq) = hw_queue.poll_list.lock().pop() else {
                 break;
             };
+            rq.data().set_status(transfer(queue_data, &rq));
             end_request(rq);
             completed += 1;
         }
@@ -195,11 +214,41 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Reque
         return;
     }
 
+    rq.data().set_status(transfer(queue_data, &rq));
     match queue_data.irqmode {
         IrqMode::None => end_request(rq),
         IrqMode::Soft => mq::Request::complete(rq),
         IrqMode::Timer => mq::Request::complete_after(rq, queue_data.completion),
     }
+}
+
+/// Moves the data of `rq` between its pages and the store of a
+/// memory-backed disk, as C's `null_handle_memory_backed`. Other disks keep
+/// nothing and leave read buffers as they are.
+fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
+    let Some(storage) = &queue_data.storage else {
+        return Ok(());
+    };
+    let mut pos = rq.sector() << SECTOR_SHIFT;
+    let block_size = queue_data.block_size;
+    match rq.command() {
+        Op::Read => {
+            for segment in rq.segments() {
+                storage.read(&segment, pos, block_size)?;
+                pos += segment.len() as u64;
+            }
+        }
+        Op::Write => {
+            for segment in rq.segments() {
+                storage.write(&segment, pos, block_size)?;
+                pos += segment.len() as u64;
+            }
+        }
+        // Without a cache, data is stable as soon as it is written. Other
+        // operations are not advertised.
+        _ => (),
+    }
+    Ok(())
 }
 
 /// Ends `rq` with the status recorded in it.

@@ -12,6 +12,7 @@
 mod configfs;
 mod disk;
 mod queue;
+mod storage;
 
 use disk::{
     Disk,
@@ -94,6 +95,10 @@ module! {
             default: false,
             description: "Use shared tag bitmap for all submission queues for blk-mq",
         },
+        memory_backed: bool {
+            default: false,
+            description: "Create a memory-backed block device. Default: false",
+        },
         rotational: bool {
             default: false,
             description: "Set the rotational feature for the device",
@@ -146,7 +151,10 @@ fn create_module_disks(
 
     for _ in 0..count {
         let mut settings = defaults.clone();
-        disks.push(Disk::new(shared, None, &mut settings)?, GFP_KERNEL)?;
+        disks.push(
+            Disk::new(shared, None, &mut settings, &mut None)?,
+            GFP_KERNEL,
+        )?;
     }
     Ok(disks)
 }

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0
+# Memory backing: data written reads back, on rnull as on null_blk.
+# shellcheck shell=bash
+
+# mb_device DIR SIZE_MB BLOCKSIZE [ATTR=VALUE...]: a powered, memory-backed
+# configfs device.
+mb_device() {
+	local dir=$1 a
+	mkdir "$dir"
+	echo "$2" >"$dir"/size
+	echo "$3" >"$dir"/blocksize
+	echo 1 >"$dir"/memory_backed
+	shift 3
+	for a in "$@"; do echo "${a#*=}" >"$dir/${a%=*}"; done
+	echo 1 >"$dir"/power
+}
+
+# sum DISK: a checksum of the whole content of DISK.
+sum() { dd if=/dev/"$1" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1; }
+
+test_memory_backed_forces_blocking() {
+	load_both
+	mkdir $RCFG/d $CCFG/c
+	echo 1 >$RCFG/d/memory_backed
+	echo 1 >$CCFG/c/memory_backed
+	echo 1 >$RCFG/d/power
+	echo 1 >$CCFG/c/power
+	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back"
+	expect_eq "$(cat $RCFG/d/blocking)" 1 "blocking"
+	expect_same "$(disk_shape d)" "$(disk_shape c)" "disk"
+}
+
+test_fio_verify_on_memory_backed_disks() {
+	local bs dev qd
+	load_both
+	for bs in 512 4096; do
+		mb_device $RCFG/d 64 $bs
+		mb_device $CCFG/c 64 $bs
+		for dev in d c; do
+			for qd in 1 16; do
+				fio_ok /dev/$dev --rw=randwrite --bs=$((bs * 2)) --iodepth=$qd \
+					--size=16M --verify=crc32c --do_verify=1 --time_based=0 \
+					--runtime=30
+			done
+			fio_ok /dev/$dev --rw=write --bs=64k --iodepth=4 --size=8M \
+				--verify=crc32c --time_based=0 --runtime=30
+		done
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
+# same_writes DISK BS: a fixed sequence of writes of BS-sized blocks.
+same_writes() {
+	local at blocks=$((32 * 1048576 / $2 - 3))
+	for at in 0 1 7 8 9 100 1000 4095; do
+		dd if=/tmp/pattern of=/dev/"$1" bs="$2" skip=$((at % 61)) seek=$((at % blocks)) count=3 \
+			oflag=direct conv=notrunc status=none
+	done
+	fio --name=w --filename=/dev/"$1" --ioengine=io_uring --direct=1 --rw=randwrite \
+		--bs="$2" --size=24M --io_size=4M --iodepth=8 --randseed=7 --norandommap \
+		--buffer_pattern=0xdeadbeef >/dev/null
+}
+
+test_same_writes_give_same_contents() {
+	local bs
+	# 64 blocks of the largest size, so that any block size can skip 61.
+	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
+	load_both
+	for bs in 512 4096 65536; do
+		mb_device $RCFG/d 32 $bs
+		mb_device $CCFG/c 32 $bs
+		same_writes d $bs
+		same_writes c $bs
+		expect_same "$(sum d)" "$(sum c)" "contents after the same writes (bs $bs)"
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
+test_unwritten_sectors_read_zeros() {
+	load_both
+	mb_device $RCFG/d 16 512
+	# A page with one written sector: the others still read as zeros.
+	printf 'rnull' | dd of=/dev/d bs=512 seek=3 conv=sync oflag=direct status=none
+	expect_eq "$(dd if=/dev/d bs=512 skip=3 count=1 iflag=direct status=none | head -c 5)" \
+		rnull "written sector"
+	expect_eq "$(dd if=/dev/d bs=512 count=3 iflag=direct status=none | tr -d '\0' | wc -c)" 0 \
+		"sectors before"
+	expect_eq "$(dd if=/dev/d bs=512 skip=4 count=4 iflag=direct status=none | tr -d '\0' | wc -c)" 0 \
+		"sectors after"
+	expect_eq "$(dd if=/dev/d bs=1M skip=1 iflag=direct status=none | tr -d '\0' | wc -c)" 0 \
+		"never written MiBs"
+}
+
+test_data_survives_power_cycle() {
+	local before
+	load_both
+	mb_device $RCFG/d 32 4096
+	fio_ok /dev/d --rw=randwrite --bs=4k --iodepth=8 --size=32M --io_size=16M --time_based=0
+	before=$(sum d)
+	echo 0 >$RCFG/d/power
+	echo 1 >$RCFG/d/power
+	expect_eq "$(sum d)" "$before" "contents after power off and on"
+}
+
+# kernel_kib: unreclaimable kernel memory in use (KiB): where the pages of
+# the store are allocated.
+kernel_kib() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
+
+test_memory_is_freed_with_the_device() {
+	local base used
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	mb_device $RCFG/d 128 4096
+	base=$(kernel_kib)
+	dd if=/dev/urandom of=/dev/d bs=1M count=96 oflag=direct status=none
+	used=$(($(kernel_kib) - base))
+	[ "$used" -ge $((96 * 1024)) ] ||
+		{ echo "    96 MiB written but ${used} KiB more in use"; return 1; }
+	# A power cycle keeps the data, and its memory.
+	echo 0 >$RCFG/d/power
+	used=$(($(kernel_kib) - base))
+	[ "$used" -ge $((96 * 1024)) ] ||
+		{ echo "    ${used} KiB in use after power off"; return 1; }
+	rmdir $RCFG/d
+	used=$(($(kernel_kib) - base))
+	[ "$used" -lt $((4 * 1024)) ] ||
+		{ echo "    ${used} KiB still in use after rmdir"; return 1; }
+	# The same for a module disk and rmmod.
+	unload_all
+	base=$(kernel_kib)
+	expect_eq "$(load rnull memory_backed=1 gb=1)" 0 "modprobe rnull memory_backed=1"
+	dd if=/dev/urandom of=/dev/rnullb0 bs=1M count=64 oflag=direct status=none
+	expect_eq "$(run modprobe -r rnull)" 0 "rmmod"
+	used=$(($(kernel_kib) - base))
+	[ "$used" -lt $((4 * 1024)) ] ||
+		{ echo "    ${used} KiB still in use after rmmod"; return 1; }
+}
+
+test_filesystem_on_a_memory_backed_disk() {
+	local sum_before
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	mb_device $RCFG/fs 256 4096 irqmode=2 submit_queues=2
+	mkfs.ext4 -q -F /dev/fs || { echo "    mkfs.ext4 failed"; return 1; }
+	mkdir -p /mnt/fs
+	mount /dev/fs /mnt/fs || { echo "    mount failed"; return 1; }
+	dd if=/dev/urandom of=/tmp/file bs=1M count=40 status=none
+	cp /tmp/file /mnt/fs/file
+	# The tests directory (the working directory) as a tree of small files.
+	mkdir /mnt/fs/dir && cp -r "$PWD" /mnt/fs/dir/tree
+	sum_before=$(md5sum </tmp/file)
+	umount /mnt/fs
+	# The data is in the store, not in a cache: a power cycle keeps it.
+	echo 0 >$RCFG/fs/power
+	echo 1 >$RCFG/fs/power
+	expect_eq "$(run fsck.ext4 -n -f /dev/fs)" 0 "fsck"
+	mount /dev/fs /mnt/fs || { echo "    mount after power cycle failed"; return 1; }
+	expect_eq "$(md5sum </mnt/fs/file)" "$sum_before" "file after remount"
+	expect_eq "$(run diff -r "$PWD" /mnt/fs/dir/tree)" 0 "directory after remount"
+	umount /mnt/fs
+}
+
+test_memory_backed_disks_on_shared_tags_block() {
+	# Deliberate difference: C builds the module-wide tag set from the
+	# blocking parameter alone, so memory-backed disks on it may sleep in
+	# a non-blocking queue_rq (not run here on C: the kernel warns). rnull
+	# makes that tag set blocking for memory_backed, and refuses to power
+	# on a memory-backed device on a shared tag set that is not blocking.
+	local m
+	expect_eq "$(load rnull shared_tags=1 memory_backed=1 gb=1)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk shared_tags=1 memory_backed=1 gb=1)" 0 "modprobe null_blk"
+	[[ $(hctx_flags rnullb0) == *BLOCKING* ]] ||
+		{ echo "    rnull's shared tag set is not blocking: $(hctx_flags rnullb0)"; return 1; }
+	[[ $(hctx_flags nullb0) != *BLOCKING* ]] ||
+		{ echo "    null_blk's shared tag set is blocking: $(hctx_flags nullb0)"; return 1; }
+	fio_ok /dev/rnullb0 --rw=randwrite --bs=4k --iodepth=16 --verify=crc32c --size=8M \
+		--time_based=0
+	unload_all
+	expect_eq "$(load rnull shared_tags=1 nr_devices=0)" 0 "modprobe rnull"
+	mkdir $RCFG/d
+	echo 1 >$RCFG/d/memory_backed
+	echo 1 >$RCFG/d/shared_tags
+	m=$(mark)
+	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on on the shared tag set"
+	dmesg_since "$m" | grep -q "rnull: a memory-backed disk cannot use the shared tag set" ||
+		{ echo "    no error message"; return 1; }
+}
