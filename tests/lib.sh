@@ -100,6 +100,8 @@ disk_shape() {
 		"io_poll=$(cat $q/io_poll)" \
 		"io_timeout=$(cat $q/io_timeout)" \
 		"hctx_flags=$(hctx_flags "$1")" \
+		"discard=$(cat $q/discard_max_hw_bytes)" \
+		"write_cache=$(cat $q/write_cache) fua=$(cat $q/fua)" \
 		"cpus=$(cat /sys/block/"$1"/mq/*/cpu_list | tr '\n' ';')"
 }
 
