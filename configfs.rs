@@ -368,6 +368,7 @@ device_attributes! {
     shared_tag_bitmap: 17 => setting,
     shared_tags: 18 => setting,
     memory_backed: 19 => setting,
+    discard: 20 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]

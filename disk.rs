@@ -87,6 +87,8 @@ pub(crate) struct Settings {
     pub(crate) shared_tags: bool,
     /// Whether written data is kept (in memory) and read back.
     pub(crate) memory_backed: bool,
+    /// Whether the disk takes discard requests (memory-backed disks only).
+    pub(crate) discard: bool,
     /// NUMA node to allocate the tag set on, or [`NO_HOME_NODE`].
     pub(crate) home_node: u32,
     /// One hardware queue per online NUMA node, whatever `submit_queues` says.
@@ -178,6 +180,7 @@ impl Settings {
             shared_tag_bitmap: p::shared_tag_bitmap.value(),
             shared_tags: p::shared_tags.value(),
             memory_backed: p::memory_backed.value(),
+            discard: p::discard.value(),
             // As in C, -1 (no node) becomes the unsigned `NO_HOME_NODE`.
             home_node: home_node as u32,
             use_per_node_hctx,
@@ -210,6 +213,10 @@ impl Settings {
         // Storing data allocates memory, which may sleep.
         if self.memory_backed {
             self.blocking = true;
+        }
+        if self.discard && !self.memory_backed {
+            pr_info!("discard option is ignored without memory backing\n");
+            self.discard = false;
         }
         self.irqmode = self.irqmode.min(2);
         Ok(IrqMode::from_raw(self.irqmode))
@@ -447,6 +454,7 @@ fn gen_disk(
         })
         // Like C: any buffer alignment will do.
         .dma_alignment(1)
+        .max_discard_sectors(if settings.discard { u32::MAX >> 9 } else { 0 })
         .rotational(settings.rotational)
         .build(name, tag_set.clone(), queue_data)?;
     pr_info!("disk {name} created\n");
@@ -474,6 +482,7 @@ mod tests {
             shared_tag_bitmap: false,
             shared_tags: false,
             memory_backed: false,
+            discard: false,
             home_node: NO_HOME_NODE,
             use_per_node_hctx: false,
             queue_mode: QUEUE_MODE_MQ,

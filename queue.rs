@@ -244,6 +244,7 @@ fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
                 pos += segment.len() as u64;
             }
         }
+        Op::Discard => storage.discard(pos, rq.bytes().into())?,
         // Without a cache, data is stable as soon as it is written. Other
         // operations are not advertised.
         _ => (),

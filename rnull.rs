@@ -99,6 +99,10 @@ module! {
             default: false,
             description: "Create a memory-backed block device. Default: false",
         },
+        discard: bool {
+            default: false,
+            description: "Support discard operations (memory-backed devices only). Default: false",
+        },
         rotational: bool {
             default: false,
             description: "Set the rotational feature for the device",

@@ -90,6 +90,37 @@ impl Storage {
         })
     }
 
+    /// Forgets the data of `bytes` bytes from byte `pos` of the device;
+    /// pages left without data are freed. Unlike C, which clears only the
+    /// first sector of each block, every sector of the range is cleared, so
+    /// blocks larger than a page are discarded whole.
+    pub(crate) fn discard(&self, pos: u64, bytes: u64) -> Result {
+        let end = pos.checked_add(bytes).ok_or(EINVAL)?;
+        let mut at = pos;
+        while at < end {
+            let index = usize::try_from(at / PAGE_SIZE as u64)?;
+            // The remainder of a division by the page size fits.
+            let offset = (at % PAGE_SIZE as u64) as usize;
+            let len = (PAGE_SIZE - offset).min(usize::try_from(end - at).unwrap_or(usize::MAX));
+            let chunk = Chunk {
+                index,
+                offset,
+                len,
+                segment_offset: 0,
+                first_sector: offset / SECTOR_SIZE as usize,
+            };
+            let mut pages = self.pages.lock();
+            if let Some(page) = pages.get_mut(index) {
+                page.valid &= !chunk.sector_bits();
+                if page.valid == 0 {
+                    drop(pages.remove(index));
+                }
+            }
+            at += len as u64;
+        }
+        Ok(())
+    }
+
     /// The store locked, with page `index` present: allocated (outside the
     /// lock, as allocation may sleep) if it was not.
     fn lock_page(&self, index: usize) -> Result<xarray::Guard<'_, KBox<StorePage>>> {

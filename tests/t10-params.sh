@@ -69,6 +69,8 @@ test_params_shape_disks_like_null_blk() {
 	compare_params shared_tags=1 nr_devices=3 submit_queues=2 poll_queues=2
 	compare_params shared_tags=1 nr_devices=2 blocking=1 hw_queue_depth=8
 	compare_params memory_backed=1 gb=1 nr_devices=2
+	compare_params memory_backed=1 discard=1 gb=1
+	compare_params discard=1
 }
 
 test_bs_above_page_size_is_clamped_with_warning() {
@@ -157,7 +159,7 @@ test_modinfo_describes_every_parameter() {
 	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational \
 		queue_mode max_sectors virt_boundary home_node use_per_node_hctx \
 		completion_nsec poll_queues no_sched blocking shared_tags \
-		shared_tag_bitmap memory_backed; do
+		shared_tag_bitmap memory_backed discard; do
 		modinfo -F parm rnull | grep -q "^$p:.\+" ||
 			{ echo "    modinfo has no description of $p"; return 1; }
 	done

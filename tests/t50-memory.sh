@@ -183,3 +183,67 @@ test_memory_backed_disks_on_shared_tags_block() {
 	dmesg_since "$m" | grep -q "rnull: a memory-backed disk cannot use the shared tag set" ||
 		{ echo "    no error message"; return 1; }
 }
+
+# discard_bytes DISK: the largest discard the disk takes, in bytes.
+discard_bytes() { cat /sys/block/"$1"/queue/discard_max_hw_bytes; }
+
+test_discard_needs_memory_backing() {
+	local m
+	load_both
+	mkdir $RCFG/d $CCFG/c
+	echo 1 >$RCFG/d/discard
+	echo 1 >$CCFG/c/discard
+	m=$(mark)
+	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on"
+	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back"
+	expect_eq "$(cat $RCFG/d/discard)" 0 "discard after power-on"
+	expect_same "$(discard_bytes d)" "$(discard_bytes c)" "discard_max_hw_bytes"
+	dmesg_since "$m" | grep -q "rnull: discard option is ignored without memory backing" ||
+		{ echo "    no message about the ignored discard"; return 1; }
+}
+
+test_discard_frees_data_like_null_blk() {
+	local bs base
+	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
+	load_both
+	for bs in 512 4096; do
+		mb_device $RCFG/d 32 $bs discard=1
+		mb_device $CCFG/c 32 $bs discard=1
+		expect_same "$(discard_bytes d)" "$(discard_bytes c)" "discard_max_hw_bytes"
+		same_writes d $bs
+		same_writes c $bs
+		blkdiscard -o $((bs * 5)) -l $((bs * 3)) /dev/d
+		blkdiscard -o $((bs * 5)) -l $((bs * 3)) /dev/c
+		blkdiscard -o 1048576 -l 4194304 /dev/d
+		blkdiscard -o 1048576 -l 4194304 /dev/c
+		expect_same "$(sum d)" "$(sum c)" "contents after discards (bs $bs)"
+		expect_eq "$(dd if=/dev/d bs=1M skip=1 count=4 iflag=direct status=none |
+			tr -d '\0' | wc -c)" 0 "discarded range (bs $bs)"
+		# Discarding everything frees the memory.
+		dd if=/dev/urandom of=/dev/d bs=1M count=16 oflag=direct status=none
+		base=$(kernel_kib)
+		blkdiscard /dev/d
+		[ $((base - $(kernel_kib))) -ge $((16 * 1024)) ] ||
+			{ echo "    memory not freed by discard (bs $bs)"; return 1; }
+		expect_eq "$(dd if=/dev/d bs=1M iflag=direct status=none | tr -d '\0' | wc -c)" 0 \
+			"after discarding everything (bs $bs)"
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
+test_discard_of_blocks_larger_than_a_page() {
+	# Deliberate difference: null_blk discards only the first sector of
+	# each block, so with blocks larger than a page most of a discarded
+	# block keeps its data. rnull discards all of it.
+	load_both
+	mb_device $RCFG/d 16 65536 discard=1
+	mb_device $CCFG/c 16 65536 discard=1
+	dd if=/dev/urandom of=/dev/d bs=64k count=16 oflag=direct status=none
+	dd if=/dev/urandom of=/dev/c bs=64k count=16 oflag=direct status=none
+	blkdiscard -o 0 -l 1048576 /dev/d
+	blkdiscard -o 0 -l 1048576 /dev/c
+	expect_eq "$(dd if=/dev/d bs=64k count=16 iflag=direct status=none | tr -d '\0' | wc -c)" 0 \
+		"rnull after discard"
+	[ "$(dd if=/dev/c bs=64k count=16 iflag=direct status=none | tr -d '\0' | wc -c)" -gt 0 ] ||
+		{ echo "    null_blk discarded whole 64 KiB blocks"; return 1; }
+}
