@@ -209,33 +209,18 @@ impl DeviceConfig {
         Ok(())
     }
 
-    fn show_submit_queues(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-        show_value(page, self.state.lock().settings.submit_queues)
-    }
-
-    /// Sets the number of submit queues, live if the device is on.
-    fn store_submit_queues(&self, page: &[u8]) -> Result {
+    /// Sets the queue count `field` selects. While the device is on, the
+    /// disk's queues change at once; if they cannot, the count is kept.
+    fn store_queue_count(&self, page: &[u8], field: impl Fn(&mut Settings) -> &mut u32) -> Result {
         let value = u32::parse(page)?;
-        let mut state = self.state.lock();
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
         if let Some(disk) = &state.disk {
-            disk.update_queues(&state.settings, value, state.settings.poll_queues)?;
+            let mut wanted = state.settings.clone();
+            *field(&mut wanted) = value;
+            disk.update_queues(&wanted)?;
         }
-        state.settings.submit_queues = value;
-        Ok(())
-    }
-
-    fn show_poll_queues(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-        show_value(page, self.state.lock().settings.poll_queues)
-    }
-
-    /// Sets the number of poll queues, live if the device is on.
-    fn store_poll_queues(&self, page: &[u8]) -> Result {
-        let value = u32::parse(page)?;
-        let mut state = self.state.lock();
-        if let Some(disk) = &state.disk {
-            disk.update_queues(&state.settings, state.settings.submit_queues, value)?;
-        }
-        state.settings.poll_queues = value;
+        *field(&mut state.settings) = value;
         Ok(())
     }
 }
@@ -287,6 +272,8 @@ fn show_value(page: &mut [u8; PAGE_SIZE], value: impl AttributeValue) -> Result<
 /// - `setting`: the [`Settings`] field of that name, shown and parsed by its
 ///   [`AttributeValue`] type, writable only while the device is off;
 /// - `read_only`: the [`Settings`] field of that name, shown only;
+/// - `live`: a queue count, shown like a setting and changed through
+///   [`DeviceConfig::store_queue_count`], also while the device is on;
 /// - `custom(show, store)`: [`DeviceConfig`] methods do the work.
 ///
 /// The row is the only place an attribute is declared: the configfs item
@@ -308,6 +295,12 @@ macro_rules! device_attributes {
         }
     };
     (@impl $name:ident $id:literal setting) => {
+        device_attributes!(@stored $name $id store_setting);
+    };
+    (@impl $name:ident $id:literal live) => {
+        device_attributes!(@stored $name $id store_queue_count);
+    };
+    (@stored $name:ident $id:literal $store:ident) => {
         #[vtable]
         impl AttributeOperations<$id> for DeviceConfig {
             type Data = DeviceConfig;
@@ -317,7 +310,7 @@ macro_rules! device_attributes {
             }
 
             fn store(this: &DeviceConfig, page: &[u8]) -> Result {
-                this.store_setting(page, |settings| &mut settings.$name)
+                this.$store(page, |settings| &mut settings.$name)
             }
         }
     };
@@ -354,7 +347,7 @@ device_attributes! {
     rotational: 3 => setting,
     irqmode: 4 => setting,
     hw_queue_depth: 5 => setting,
-    submit_queues: 6 => custom(show_submit_queues, store_submit_queues),
+    submit_queues: 6 => live,
     max_sectors: 7 => setting,
     virt_boundary: 8 => setting,
     queue_mode: 9 => setting,
@@ -362,7 +355,7 @@ device_attributes! {
     home_node: 11 => setting,
     use_per_node_hctx: 12 => setting,
     completion_nsec: 13 => setting,
-    poll_queues: 14 => custom(show_poll_queues, store_poll_queues),
+    poll_queues: 14 => live,
     blocking: 15 => setting,
     no_sched: 16 => setting,
     shared_tag_bitmap: 17 => setting,

@@ -412,23 +412,19 @@ impl Disk {
         })
     }
 
-    /// Changes the number of hardware queues of the disk while it is in
-    /// use, with the rules of C's `nullb_update_nr_hw_queues`.
-    pub(crate) fn update_queues(
-        &self,
-        settings: &Settings,
-        submit_queues: u32,
-        poll_queues: u32,
-    ) -> Result {
+    /// Gives the disk, while it is in use, the queue counts of `settings`,
+    /// with the rules of C's `nullb_update_nr_hw_queues`.
+    pub(crate) fn update_queues(&self, settings: &Settings) -> Result {
         // Other disks use the module-wide tag set too.
         if settings.shared_tags {
             return Err(EINVAL);
         }
-        let max_poll_queues = self.index.shared.module_settings.poll_queues;
-        if submit_queues == 0 || submit_queues > nr_cpu_ids() || poll_queues > max_poll_queues {
+        let (submit, poll) = (settings.submit_queues, settings.poll_queues);
+        let max_poll = self.index.shared.module_settings.poll_queues;
+        if submit == 0 || submit > nr_cpu_ids() || poll > max_poll {
             return Err(EINVAL);
         }
-        self.tag_set.update_hw_queues(submit_queues, poll_queues)
+        self.tag_set.update_hw_queues(submit, poll)
     }
 }
 
