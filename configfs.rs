@@ -362,6 +362,8 @@ device_attributes! {
     shared_tags: 18 => setting,
     memory_backed: 19 => setting,
     discard: 20 => setting,
+    cache_size: 21 => setting,
+    fua: 22 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]

@@ -10,7 +10,10 @@ use crate::{
         NullBlk,
         QueueData, //
     },
-    storage::Storage,
+    storage::{
+        Memory,
+        Storage, //
+    },
 };
 use kernel::{
     alloc::{
@@ -89,6 +92,11 @@ pub(crate) struct Settings {
     pub(crate) memory_backed: bool,
     /// Whether the disk takes discard requests (memory-backed disks only).
     pub(crate) discard: bool,
+    /// Size in MiB of the write-back cache of a memory-backed disk; 0 for
+    /// none.
+    pub(crate) cache_size: u64,
+    /// Whether a disk with a cache honours FUA writes.
+    pub(crate) fua: bool,
     /// NUMA node to allocate the tag set on, or [`NO_HOME_NODE`].
     pub(crate) home_node: u32,
     /// One hardware queue per online NUMA node, whatever `submit_queues` says.
@@ -181,6 +189,8 @@ impl Settings {
             shared_tags: p::shared_tags.value(),
             memory_backed: p::memory_backed.value(),
             discard: p::discard.value(),
+            cache_size: p::cache_size.value(),
+            fua: p::fua.value(),
             // As in C, -1 (no node) becomes the unsigned `NO_HOME_NODE`.
             home_node: home_node as u32,
             use_per_node_hctx,
@@ -210,10 +220,15 @@ impl Settings {
             self.submit_queues.clamp(1, nr_cpu_ids())
         };
         self.poll_queues = self.poll_queues.min(max_poll_queues);
-        // Storing data allocates memory, which may sleep.
+        // Storing data allocates memory, which may sleep; without it, a
+        // cache has nothing to cache.
         if self.memory_backed {
             self.blocking = true;
+        } else {
+            self.cache_size = 0;
         }
+        // As C, the cache size in bytes must fit an unsigned long.
+        self.cache_size = self.cache_size.min(u64::MAX >> 20);
         if self.discard && !self.memory_backed {
             pr_info!("discard option is ignored without memory backing\n");
             self.discard = false;
@@ -379,7 +394,7 @@ impl Disk {
         } else {
             Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
         };
-        let storage = match storage {
+        let memory = match storage {
             _ if !settings.memory_backed => None,
             Some(storage) => Some(storage.clone()),
             None => Some(
@@ -387,11 +402,15 @@ impl Disk {
                     .insert(Arc::pin_init(Storage::new(), GFP_KERNEL)?)
                     .clone(),
             ),
-        };
+        }
+        .map(|storage| {
+            let block_size = settings.block_size().try_into()?;
+            Memory::new(storage, block_size, settings.cache_size << 20)
+        })
+        .transpose()?;
         let queue_data = QueueData {
             irqmode,
-            storage,
-            block_size: settings.block_size().try_into()?,
+            memory,
             completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
             queue_depth: tag_set.queue_depth(),
         };
@@ -451,6 +470,8 @@ fn gen_disk(
         // Like C: any buffer alignment will do.
         .dma_alignment(1)
         .max_discard_sectors(if settings.discard { u32::MAX >> 9 } else { 0 })
+        .write_cache(settings.cache_size > 0)
+        .fua(settings.cache_size > 0 && settings.fua)
         .rotational(settings.rotational)
         .build(name, tag_set.clone(), queue_data)?;
     pr_info!("disk {name} created\n");
@@ -479,6 +500,8 @@ mod tests {
             shared_tags: false,
             memory_backed: false,
             discard: false,
+            cache_size: 0,
+            fua: true,
             home_node: NO_HOME_NODE,
             use_per_node_hctx: false,
             queue_mode: QUEUE_MODE_MQ,

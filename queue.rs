@@ -25,12 +25,12 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
-        Arc, SpinLock,
+        SpinLock, //
     },
     time::Delta,
 };
 
-use crate::storage::Storage;
+use crate::storage::Memory;
 
 type Request = mq::Request<NullBlk>;
 
@@ -64,9 +64,7 @@ pub(crate) struct QueueData {
     /// The depth of the hardware queues: no queue holds more requests.
     pub(crate) queue_depth: u32,
     /// The data of a memory-backed disk.
-    pub(crate) storage: Option<Arc<Storage>>,
-    /// The block size in bytes.
-    pub(crate) block_size: usize,
+    pub(crate) memory: Option<Memory>,
 }
 
 /// The data of a hardware queue.
@@ -222,31 +220,32 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Reque
     }
 }
 
-/// Moves the data of `rq` between its pages and the store of a
+/// Moves the data of `rq` between its pages and the memory of a
 /// memory-backed disk, as C's `null_handle_memory_backed`. Other disks keep
 /// nothing and leave read buffers as they are.
 fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
-    let Some(storage) = &queue_data.storage else {
+    let Some(memory) = &queue_data.memory else {
         return Ok(());
     };
     let mut pos = rq.sector() << SECTOR_SHIFT;
-    let block_size = queue_data.block_size;
     match rq.command() {
         Op::Read => {
             for segment in rq.segments() {
-                storage.read(&segment, pos, block_size)?;
+                memory.read(&segment, pos)?;
                 pos += segment.len() as u64;
             }
         }
         Op::Write => {
+            let fua = rq.is_fua();
             for segment in rq.segments() {
-                storage.write(&segment, pos, block_size)?;
+                memory.write(&segment, pos, fua)?;
                 pos += segment.len() as u64;
             }
         }
-        Op::Discard => storage.discard(pos, rq.bytes().into())?,
-        // Without a cache, data is stable as soon as it is written. Other
-        // operations are not advertised.
+        Op::Discard => memory.discard(pos, rq.bytes().try_into()?)?,
+        // As C, a FLUSH that fails for want of memory ends with -ENOMEM.
+        Op::Flush => memory.flush().map_err(|_| ENOMEM)?,
+        // Other operations are not advertised.
         _ => (),
     }
     Ok(())

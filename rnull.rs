@@ -9,6 +9,7 @@
 //! `/sys/kernel/config/rnull`. The parameters are the defaults of every device
 //! created later through configfs.
 
+mod cache;
 mod configfs;
 mod disk;
 mod queue;
@@ -102,6 +103,14 @@ module! {
         discard: bool {
             default: false,
             description: "Support discard operations (memory-backed devices only). Default: false",
+        },
+        cache_size: u64 {
+            default: 0,
+            description: "Cache size in MiB for memory-backed device. Default: 0 (none)",
+        },
+        fua: bool {
+            default: true,
+            description: "Enable/disable FUA support when cache_size is used. Default: true",
         },
         rotational: bool {
             default: false,

@@ -6,8 +6,11 @@
 //!
 //! Data is kept in pages allocated on first write, in an [`XArray`] indexed
 //! by page number, each with a bit per 512-byte sector that says whether the
-//! sector holds data. Sectors never written read as zeros.
+//! sector holds data. Sectors never written read as zeros. A disk with a
+//! `cache_size` puts a write-back [`Cache`] of such pages in front of the
+//! store.
 
+use crate::cache::Cache;
 use kernel::{
     alloc::flags::GFP_NOIO,
     block::{
@@ -15,8 +18,13 @@ use kernel::{
         SECTOR_SHIFT,
         SECTOR_SIZE, //
     },
+    new_mutex,
     page::PAGE_SIZE,
     prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
     xarray::{
         self,
         XArray, //
@@ -26,8 +34,42 @@ use kernel::{
 /// Sectors in a page.
 const PAGE_SECTORS: usize = PAGE_SIZE >> SECTOR_SHIFT;
 
-/// A page of the store.
-struct StorePage {
+/// Bytes in a sector.
+const SECTOR_BYTES: usize = SECTOR_SIZE as usize;
+
+/// Memory that data is copied to or from: a segment of a request or, in
+/// tests, a plain buffer.
+pub(crate) trait Buffer {
+    /// The length in bytes.
+    fn len(&self) -> usize;
+    /// Copies `dst.len()` bytes from byte `offset` into `dst`.
+    fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result;
+    /// Copies `src` in, from byte `offset`.
+    fn copy_from_slice(&self, offset: usize, src: &[u8]) -> Result;
+    /// Fills `len` bytes from byte `offset` with zeros.
+    fn zero(&self, offset: usize, len: usize) -> Result;
+}
+
+impl Buffer for Segment<'_> {
+    fn len(&self) -> usize {
+        Segment::len(self)
+    }
+
+    fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
+        Segment::copy_to_slice(self, offset, dst)
+    }
+
+    fn copy_from_slice(&self, offset: usize, src: &[u8]) -> Result {
+        Segment::copy_from_slice(self, offset, src)
+    }
+
+    fn zero(&self, offset: usize, len: usize) -> Result {
+        Segment::zero(self, offset, len)
+    }
+}
+
+/// A page of data, in the store or in the cache.
+pub(crate) struct StorePage {
     /// Bit `n` is set when sector `n` of the page holds data.
     valid: u64,
     /// `PAGE_SIZE` bytes.
@@ -35,11 +77,52 @@ struct StorePage {
 }
 
 impl StorePage {
-    fn new() -> Result<KBox<Self>> {
+    /// An empty page; [`ENOSPC`] if there is no memory for it.
+    pub(crate) fn new() -> Result<Self> {
+        // A sector bit map of a page must fit the `valid` field.
+        const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
         // Zeroed, so that nothing of the kernel's leaks even if a bug let an
         // invalid sector be read.
-        let data = KVec::from_elem(0, PAGE_SIZE, GFP_NOIO)?;
-        Ok(KBox::new(Self { valid: 0, data }, GFP_NOIO)?)
+        let data = KVec::from_elem(0, PAGE_SIZE, GFP_NOIO).map_err(|_| ENOSPC)?;
+        Ok(Self { valid: 0, data })
+    }
+
+    /// Whether the first sector of `chunk` holds data (a chunk lies within
+    /// a block, which is written whole).
+    pub(crate) fn holds(&self, chunk: &Chunk) -> bool {
+        self.valid & (1 << chunk.first_sector()) != 0
+    }
+
+    /// Copies the part of `buffer` that `chunk` covers into the page.
+    pub(crate) fn write(&mut self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        buffer.copy_to_slice(chunk.buffer_offset, &mut self.data[chunk.range()])?;
+        self.valid |= chunk.sector_bits();
+        Ok(())
+    }
+
+    /// Copies the data `chunk` covers into `buffer`.
+    pub(crate) fn read(&self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        buffer.copy_from_slice(chunk.buffer_offset, &self.data[chunk.range()])
+    }
+
+    /// Forgets the sectors `chunk` covers; returns whether the page is left
+    /// without data.
+    pub(crate) fn forget(&mut self, chunk: &Chunk) -> bool {
+        self.valid &= !chunk.sector_bits();
+        self.valid == 0
+    }
+
+    /// Copies the sectors of `newer` that hold data over those of the page.
+    ///
+    /// C's cache flush copies a whole block from the first sector of each
+    /// block instead, which reaches past the page when blocks are larger
+    /// than a page; sector by sector, nothing outside the page is touched.
+    fn merge(&mut self, newer: &StorePage) {
+        for sector in (0..PAGE_SECTORS).filter(|s| newer.valid & (1 << s) != 0) {
+            let bytes = sector * SECTOR_BYTES..(sector + 1) * SECTOR_BYTES;
+            self.data[bytes.clone()].copy_from_slice(&newer.data[bytes]);
+        }
+        self.valid |= newer.valid;
     }
 }
 
@@ -53,71 +136,45 @@ pub(crate) struct Storage {
 
 impl Storage {
     pub(crate) fn new() -> impl PinInit<Self> {
-        // A sector bit map of a page must fit the `valid` field.
-        const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
         pin_init!(Self {
             pages <- XArray::new(xarray::AllocKind::Alloc),
         })
     }
 
-    /// Copies `segment` to the store, at byte `pos` of the device, in chunks
-    /// of at most `block_size` bytes within a page. Fails with [`ENOSPC`] if
-    /// a page cannot be allocated; the chunks before are written.
-    pub(crate) fn write(&self, segment: &Segment<'_>, pos: u64, block_size: usize) -> Result {
-        self.for_each_chunk(segment, pos, block_size, |chunk| {
-            let mut pages = self.lock_page(chunk.index)?;
-            let page = pages.get_mut(chunk.index).ok_or(ENOSPC)?;
-            let data = &mut page.data[chunk.offset..chunk.offset + chunk.len];
-            segment.copy_to_slice(chunk.segment_offset, data)?;
-            page.valid |= chunk.sector_bits();
-            Ok(())
-        })
+    /// Writes the part of `buffer` that `chunk` covers. Fails with
+    /// [`ENOSPC`] if a page cannot be allocated.
+    fn write(&self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        let mut pages = self.lock_page(chunk.index)?;
+        pages
+            .get_mut(chunk.index)
+            .ok_or(ENOSPC)?
+            .write(buffer, chunk)
     }
 
-    /// Copies from the store into `segment`, from byte `pos` of the device,
-    /// in chunks of at most `block_size` bytes within a page. A chunk whose
-    /// first sector holds no data reads as zeros.
-    pub(crate) fn read(&self, segment: &Segment<'_>, pos: u64, block_size: usize) -> Result {
-        self.for_each_chunk(segment, pos, block_size, |chunk| {
-            let pages = self.pages.lock();
-            match pages.get(chunk.index) {
-                Some(page) if page.valid & (1 << chunk.first_sector) != 0 => {
-                    let data = &page.data[chunk.offset..chunk.offset + chunk.len];
-                    segment.copy_from_slice(chunk.segment_offset, data)
-                }
-                _ => segment.zero(chunk.segment_offset, chunk.len),
-            }
-        })
-    }
-
-    /// Forgets the data of `bytes` bytes from byte `pos` of the device;
-    /// pages left without data are freed. Unlike C, which clears only the
-    /// first sector of each block, every sector of the range is cleared, so
-    /// blocks larger than a page are discarded whole.
-    pub(crate) fn discard(&self, pos: u64, bytes: u64) -> Result {
-        let end = pos.checked_add(bytes).ok_or(EINVAL)?;
-        let mut at = pos;
-        while at < end {
-            let index = usize::try_from(at / PAGE_SIZE as u64)?;
-            // The remainder of a division by the page size fits.
-            let offset = (at % PAGE_SIZE as u64) as usize;
-            let len = (PAGE_SIZE - offset).min(usize::try_from(end - at).unwrap_or(usize::MAX));
-            let chunk = Chunk {
-                index,
-                offset,
-                len,
-                segment_offset: 0,
-                first_sector: offset / SECTOR_SIZE as usize,
-            };
-            let mut pages = self.pages.lock();
-            if let Some(page) = pages.get_mut(index) {
-                page.valid &= !chunk.sector_bits();
-                if page.valid == 0 {
-                    drop(pages.remove(index));
-                }
-            }
-            at += len as u64;
+    /// Reads the data `chunk` covers into `buffer`: zeros if it holds none.
+    fn read(&self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        let pages = self.pages.lock();
+        match pages.get(chunk.index) {
+            Some(page) if page.holds(chunk) => page.read(buffer, chunk),
+            _ => buffer.zero(chunk.buffer_offset, chunk.len),
         }
+    }
+
+    /// Forgets the data `chunk` covers, and frees its page if it is left
+    /// without data.
+    fn discard(&self, chunk: &Chunk) {
+        let mut pages = self.pages.lock();
+        if let Some(page) = pages.get_mut(chunk.index) {
+            if page.forget(chunk) {
+                drop(pages.remove(chunk.index));
+            }
+        }
+    }
+
+    /// Writes the data of `page`, a cached copy of page `index`, back.
+    pub(crate) fn write_back(&self, index: usize, page: &StorePage) -> Result {
+        let mut pages = self.lock_page(index)?;
+        pages.get_mut(index).ok_or(ENOSPC)?.merge(page);
         Ok(())
     }
 
@@ -129,7 +186,7 @@ impl Storage {
             return Ok(pages);
         }
         drop(pages);
-        let new = StorePage::new().map_err(|_| ENOSPC)?;
+        let new = KBox::new(StorePage::new()?, GFP_NOIO).map_err(|_| ENOSPC)?;
         let mut pages = self.pages.lock();
         // Another writer may have added the page meanwhile; keep theirs.
         if pages.get(index).is_none() {
@@ -137,59 +194,349 @@ impl Storage {
         }
         Ok(pages)
     }
+}
 
-    /// Cuts the part of the device that `segment` covers, from byte `pos`,
-    /// into chunks within one page and one block, and calls `f` on each.
-    fn for_each_chunk(
-        &self,
-        segment: &Segment<'_>,
-        pos: u64,
-        block_size: usize,
-        mut f: impl FnMut(Chunk) -> Result,
-    ) -> Result {
-        let mut done = 0;
-        while done < segment.len() {
-            let at = pos + done as u64;
-            let index = usize::try_from(at / PAGE_SIZE as u64)?;
-            // The remainder of a division by the page size fits.
-            let offset = (at % PAGE_SIZE as u64) as usize;
-            let len = block_size.min(segment.len() - done).min(PAGE_SIZE - offset);
-            f(Chunk {
-                index,
-                offset,
-                len,
-                segment_offset: done,
-                first_sector: offset / SECTOR_SIZE as usize,
-            })?;
-            done += len;
+/// The memory of a memory-backed disk while it is powered on: the device's
+/// [`Storage`], behind a write-back [`Cache`] if the disk has one.
+///
+/// The cache belongs to the disk: as in C, what it holds at power-off is
+/// lost, as it would be from a real disk's volatile cache.
+pub(crate) struct Memory {
+    storage: Arc<Storage>,
+    cache: Option<Pin<KBox<Mutex<Cache>>>>,
+    /// The block size in bytes: data moves in chunks of at most a block.
+    block_size: usize,
+}
+
+impl Memory {
+    /// The memory of a disk on `storage`, with a cache of `cache_bytes`
+    /// bytes unless 0.
+    pub(crate) fn new(storage: Arc<Storage>, block_size: usize, cache_bytes: u64) -> Result<Self> {
+        let cache = match cache_bytes {
+            0 => None,
+            bytes => Some(KBox::pin_init(new_mutex!(Cache::new(bytes)), GFP_KERNEL)?),
+        };
+        Ok(Self {
+            storage,
+            cache,
+            block_size,
+        })
+    }
+
+    /// Writes `buffer` at byte `pos` of the device. With a cache, the data
+    /// goes to the cache, unless `fua` asks for it to be stable at once:
+    /// then it goes to the store and leaves the cache. Fails with [`ENOSPC`]
+    /// if memory runs out; the chunks before are written.
+    pub(crate) fn write(&self, buffer: &impl Buffer, pos: u64, fua: bool) -> Result {
+        let Some(cache) = &self.cache else {
+            return for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
+                self.storage.write(buffer, chunk)
+            });
+        };
+        let mut cache = cache.lock();
+        for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
+            if fua {
+                self.storage.write(buffer, chunk)?;
+                cache.forget(chunk);
+                Ok(())
+            } else {
+                cache.write(&self.storage, buffer, chunk)
+            }
+        })
+    }
+
+    /// Reads into `buffer` from byte `pos` of the device: from the cache
+    /// where it holds the data, else from the store.
+    pub(crate) fn read(&self, buffer: &impl Buffer, pos: u64) -> Result {
+        let Some(cache) = &self.cache else {
+            return for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
+                self.storage.read(buffer, chunk)
+            });
+        };
+        let cache = cache.lock();
+        for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
+            match cache.page(chunk.index) {
+                Some(page) if page.holds(chunk) => page.read(buffer, chunk),
+                _ => self.storage.read(buffer, chunk),
+            }
+        })
+    }
+
+    /// Forgets the data of `bytes` bytes from byte `pos` of the device, in
+    /// the cache and in the store. Unlike C, which clears only the first
+    /// sector of each block, every sector of the range is cleared, so blocks
+    /// larger than a page are discarded whole.
+    pub(crate) fn discard(&self, pos: u64, bytes: usize) -> Result {
+        let mut cache = self.cache.as_ref().map(|cache| cache.lock());
+        for_each_chunk(pos, bytes, PAGE_SIZE, |chunk| {
+            if let Some(cache) = &mut cache {
+                cache.forget(chunk);
+            }
+            self.storage.discard(chunk);
+            Ok(())
+        })
+    }
+
+    /// Writes everything the cache holds back to the store (a FLUSH).
+    pub(crate) fn flush(&self) -> Result {
+        match &self.cache {
+            Some(cache) => cache.lock().write_back_all(&self.storage),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
-/// A piece of a segment within one page of the store.
-struct Chunk {
+/// A piece of a transfer within one page and one block.
+pub(crate) struct Chunk {
     /// The page.
-    index: usize,
+    pub(crate) index: usize,
     /// The byte offset in the page.
     offset: usize,
     /// The length in bytes.
     len: usize,
-    /// The byte offset in the segment.
-    segment_offset: usize,
-    /// The first sector of the chunk in the page.
-    first_sector: usize,
+    /// The byte offset in the buffer of the transfer.
+    buffer_offset: usize,
 }
 
 impl Chunk {
+    /// The bytes of the page the chunk covers.
+    fn range(&self) -> core::ops::Range<usize> {
+        self.offset..self.offset + self.len
+    }
+
+    /// The first sector of the chunk in the page.
+    fn first_sector(&self) -> usize {
+        self.offset / SECTOR_BYTES
+    }
+
     /// The bits of the sectors the chunk covers.
     fn sector_bits(&self) -> u64 {
-        let sectors = self.len.div_ceil(SECTOR_SIZE as usize);
+        let sectors = self.len.div_ceil(SECTOR_BYTES);
         let mask = if sectors >= 64 {
             u64::MAX
         } else {
             (1 << sectors) - 1
         };
-        mask << self.first_sector
+        mask << self.first_sector()
+    }
+}
+
+/// Cuts `len` bytes of the device from byte `pos` into chunks of at most
+/// `max_len` bytes within a page, as C does with the block size, and calls
+/// `f` on each in order.
+fn for_each_chunk(
+    pos: u64,
+    len: usize,
+    max_len: usize,
+    mut f: impl FnMut(&Chunk) -> Result,
+) -> Result {
+    let mut done = 0;
+    while done < len {
+        let at = pos.checked_add(done as u64).ok_or(EINVAL)?;
+        let index = usize::try_from(at / PAGE_SIZE as u64)?;
+        // The remainder of a division by the page size fits.
+        let offset = (at % PAGE_SIZE as u64) as usize;
+        let chunk_len = max_len.min(len - done).min(PAGE_SIZE - offset);
+        f(&Chunk {
+            index,
+            offset,
+            len: chunk_len,
+            buffer_offset: done,
+        })?;
+        done += chunk_len;
+    }
+    Ok(())
+}
+
+#[kunit_tests(rnull_storage)]
+mod tests {
+    use super::*;
+
+    use kernel::{
+        new_spinlock,
+        sync::SpinLock, //
+    };
+
+    /// A buffer in plain memory. Like a segment, it is copied to and from
+    /// under the store's spinlock.
+    struct Bytes(Pin<KBox<SpinLock<KVec<u8>>>>);
+
+    impl Bytes {
+        fn new(len: usize, fill: u8) -> Result<Self> {
+            let bytes = KVec::from_elem(fill, len, GFP_KERNEL)?;
+            Ok(Self(KBox::pin_init(new_spinlock!(bytes), GFP_KERNEL)?))
+        }
+
+        /// A buffer whose byte `n` is `n / 512 + seed`.
+        fn pattern(len: usize, seed: u8) -> Result<Self> {
+            let bytes = Self::new(len, 0)?;
+            for (n, byte) in bytes.0.lock().iter_mut().enumerate() {
+                *byte = ((n / SECTOR_BYTES) as u8).wrapping_add(seed);
+            }
+            Ok(bytes)
+        }
+
+        fn same(&self, other: &Bytes) -> bool {
+            *self.0.lock() == *other.0.lock()
+        }
+
+        fn all(&self, value: u8) -> bool {
+            self.0.lock().iter().all(|&byte| byte == value)
+        }
+    }
+
+    impl Buffer for Bytes {
+        fn len(&self) -> usize {
+            self.0.lock().len()
+        }
+
+        fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
+            let bytes = self.0.lock();
+            let src = bytes.get(offset..offset + dst.len()).ok_or(EINVAL)?;
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+
+        fn copy_from_slice(&self, offset: usize, src: &[u8]) -> Result {
+            let mut bytes = self.0.lock();
+            let dst = bytes.get_mut(offset..offset + src.len()).ok_or(EINVAL)?;
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+
+        fn zero(&self, offset: usize, len: usize) -> Result {
+            let mut bytes = self.0.lock();
+            bytes.get_mut(offset..offset + len).ok_or(EINVAL)?.fill(0);
+            Ok(())
+        }
+    }
+
+    fn storage() -> Result<Arc<Storage>> {
+        Arc::pin_init(Storage::new(), GFP_KERNEL)
+    }
+
+    fn has_page(storage: &Storage, index: usize) -> bool {
+        storage.pages.lock().get(index).is_some()
+    }
+
+    fn cached_pages(memory: &Memory) -> usize {
+        memory.cache.as_ref().map_or(0, |cache| cache.lock().len())
+    }
+
+    /// Reads `len` bytes at `pos` of `memory`.
+    fn read(memory: &Memory, pos: u64, len: usize) -> Result<Bytes> {
+        let bytes = Bytes::new(len, 0xff)?;
+        memory.read(&bytes, pos)?;
+        Ok(bytes)
+    }
+
+    #[test]
+    fn written_data_reads_back() -> Result {
+        let memory = Memory::new(storage()?, 512, 0)?;
+        assert!(read(&memory, 0, 2 * PAGE_SIZE)?.all(0));
+
+        let data = Bytes::pattern(PAGE_SIZE, 1)?;
+        memory.write(&data, 1536, false)?;
+        assert!(read(&memory, 1536, PAGE_SIZE)?.same(&data));
+        assert!(read(&memory, 0, 1536)?.all(0));
+        assert!(has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn discard_frees_emptied_pages() -> Result {
+        let memory = Memory::new(storage()?, 512, 0)?;
+        memory.write(&Bytes::pattern(2 * PAGE_SIZE, 1)?, 0, false)?;
+
+        memory.discard(0, 1024)?;
+        assert!(has_page(&memory.storage, 0));
+        memory.discard(1024, PAGE_SIZE)?;
+        assert!(!has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
+        assert!(read(&memory, 0, PAGE_SIZE)?.all(0));
+        // Sectors 8 and 9 are gone, sector 10 on is still there.
+        assert!(read(&memory, PAGE_SIZE as u64, 1024)?.all(0));
+        let rest = PAGE_SIZE - 1024;
+        assert!(read(&memory, PAGE_SIZE as u64 + 1024, rest)?.same(&Bytes::pattern(rest, 11)?));
+        Ok(())
+    }
+
+    #[test]
+    fn full_cache_writes_back_in_rounds() -> Result {
+        let memory = Memory::new(storage()?, 4096, 2 * PAGE_SIZE as u64)?;
+        let page = |n: u64| n * PAGE_SIZE as u64;
+        for n in 0..3 {
+            memory.write(&Bytes::pattern(PAGE_SIZE, n as u8)?, page(n), false)?;
+        }
+        assert_eq!(cached_pages(&memory), 2);
+        assert!(has_page(&memory.storage, 0) && !has_page(&memory.storage, 1));
+
+        // The next round goes on after the page written back last.
+        memory.write(&Bytes::pattern(PAGE_SIZE, 3)?, page(3), false)?;
+        assert!(has_page(&memory.storage, 1) && !has_page(&memory.storage, 2));
+        for n in 0..4 {
+            assert!(read(&memory, page(n), PAGE_SIZE)?.same(&Bytes::pattern(PAGE_SIZE, n as u8)?));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn flush_makes_data_survive_the_cache() -> Result {
+        let storage = storage()?;
+        let data = Bytes::pattern(3 * PAGE_SIZE, 7)?;
+
+        // Without a flush, the cache's data goes with the disk.
+        let memory = Memory::new(storage.clone(), 512, 1 << 20)?;
+        memory.write(&data, 0, false)?;
+        assert!(read(&memory, 0, 3 * PAGE_SIZE)?.same(&data));
+        drop(memory);
+        let memory = Memory::new(storage.clone(), 512, 1 << 20)?;
+        assert!(read(&memory, 0, 3 * PAGE_SIZE)?.all(0));
+
+        memory.write(&data, 0, false)?;
+        memory.flush()?;
+        assert_eq!(cached_pages(&memory), 0);
+        drop(memory);
+        let memory = Memory::new(storage, 512, 0)?;
+        assert!(read(&memory, 0, 3 * PAGE_SIZE)?.same(&data));
+        Ok(())
+    }
+
+    #[test]
+    fn fua_writes_bypass_the_cache() -> Result {
+        let memory = Memory::new(storage()?, 512, 1 << 20)?;
+        let old = Bytes::pattern(PAGE_SIZE, 1)?;
+        memory.write(&old, 0, false)?;
+        assert!(!has_page(&memory.storage, 0));
+
+        // The FUA sector goes to the store and leaves the cache; the other
+        // sectors of the page stay cached.
+        let new = Bytes::pattern(512, 9)?;
+        memory.write(&new, 0, true)?;
+        assert!(has_page(&memory.storage, 0));
+        assert_eq!(cached_pages(&memory), 1);
+        assert!(read(&memory, 0, 512)?.same(&new));
+        assert!(read(&memory, 512, PAGE_SIZE - 512)?.same(&Bytes::pattern(PAGE_SIZE - 512, 2)?));
+
+        // Written in full with FUA, the page leaves the cache.
+        memory.write(&Bytes::pattern(PAGE_SIZE, 5)?, 0, true)?;
+        assert_eq!(cached_pages(&memory), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn blocks_larger_than_a_page_are_written_back_whole() -> Result {
+        const BLOCK: usize = 16 * PAGE_SIZE;
+        let memory = Memory::new(storage()?, BLOCK, PAGE_SIZE as u64)?;
+        let data = Bytes::pattern(2 * BLOCK, 3)?;
+        memory.write(&data, 0, false)?;
+        assert_eq!(cached_pages(&memory), 1);
+        memory.flush()?;
+        assert!((0..32).all(|index| has_page(&memory.storage, index)));
+        assert!(read(&memory, 0, 2 * BLOCK)?.same(&data));
+
+        memory.discard(0, BLOCK)?;
+        assert!((0..16).all(|index| !has_page(&memory.storage, index)));
+        assert!(read(&memory, 0, BLOCK)?.all(0));
+        Ok(())
     }
 }

@@ -49,7 +49,7 @@ fi
 if [ "$kunit_pass" -lt 100 ]; then
 	report 1 "kunit: only $kunit_pass passing cases in the kernel log"
 fi
-for suite in rnull_disk rnull_configfs; do
+for suite in rnull_disk rnull_configfs rnull_storage; do
 	grep -q "^ok [0-9]* $suite\$" <<<"$(dmesg | sed -E 's/^\[[^]]*\] ?//')" ||
 		report 1 "kunit: suite $suite did not pass"
 done

@@ -71,6 +71,10 @@ test_params_shape_disks_like_null_blk() {
 	compare_params memory_backed=1 gb=1 nr_devices=2
 	compare_params memory_backed=1 discard=1 gb=1
 	compare_params discard=1
+	compare_params memory_backed=1 cache_size=1 gb=1
+	compare_params memory_backed=1 cache_size=1 fua=0 gb=1
+	compare_params cache_size=3
+	compare_params memory_backed=1 cache_size=-1 gb=1
 }
 
 test_bs_above_page_size_is_clamped_with_warning() {
@@ -159,7 +163,7 @@ test_modinfo_describes_every_parameter() {
 	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational \
 		queue_mode max_sectors virt_boundary home_node use_per_node_hctx \
 		completion_nsec poll_queues no_sched blocking shared_tags \
-		shared_tag_bitmap memory_backed discard; do
+		shared_tag_bitmap memory_backed discard cache_size fua; do
 		modinfo -F parm rnull | grep -q "^$p:.\+" ||
 			{ echo "    modinfo has no description of $p"; return 1; }
 	done

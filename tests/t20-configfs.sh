@@ -3,9 +3,9 @@
 # null_blk's directories wherever both drivers have the same attribute.
 # shellcheck shell=bash
 
-RNULL_ATTRS="blocking blocksize completion_nsec discard home_node hw_queue_depth index irqmode
-max_sectors memory_backed no_sched poll_queues power queue_mode rotational shared_tag_bitmap
-shared_tags size submit_queues use_per_node_hctx virt_boundary"
+RNULL_ATTRS="blocking blocksize cache_size completion_nsec discard fua home_node hw_queue_depth
+index irqmode max_sectors memory_backed no_sched poll_queues power queue_mode rotational
+shared_tag_bitmap shared_tags size submit_queues use_per_node_hctx virt_boundary"
 
 # Loads both drivers with no disks of their own and the given parameters.
 load_both() {
@@ -34,7 +34,8 @@ test_features_lists_the_attributes() {
 test_mkdir_copies_module_params() {
 	load_both gb=3 bs=4096 irqmode=0 hw_queue_depth=17 submit_queues=2 rotational=1 \
 		max_sectors=64 virt_boundary=1 queue_mode=0 completion_nsec=123 poll_queues=2 \
-		blocking=1 no_sched=7 shared_tag_bitmap=1 shared_tags=1 memory_backed=1 discard=1
+		blocking=1 no_sched=7 shared_tag_bitmap=1 shared_tags=1 memory_backed=1 discard=1 \
+		cache_size=5 fua=0
 	mkdir $RCFG/d $CCFG/d
 	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/d)" "defaults"
 	expect_eq "$(cat $RCFG/d/size)" 3072 "size"
@@ -77,7 +78,10 @@ test_configured_disks_match_null_blk() {
 		"size=8 irqmode=2 completion_nsec=100000" "size=8 irqmode=7 completion_nsec=0" \
 		"size=8 shared_tags=1 submit_queues=2 hw_queue_depth=3 blocking=1" \
 		"size=8 memory_backed=1 blocking=0 blocksize=4096" \
-		"size=8 memory_backed=1 discard=1" "size=8 memory_backed=0 discard=1"; do
+		"size=8 memory_backed=1 discard=1" "size=8 memory_backed=0 discard=1" \
+		"size=8 memory_backed=1 cache_size=1" "size=8 memory_backed=1 cache_size=2 fua=0" \
+		"size=8 memory_backed=0 cache_size=4" \
+		"size=8 memory_backed=1 cache_size=18446744073709551615"; do
 		mkdir $RCFG/d $CCFG/c
 		for a in $v; do
 			expect_same "$(wr $RCFG/d/"${a%=*}" "${a#*=}")" \
@@ -98,7 +102,8 @@ test_busy_while_powered() {
 	wr $CCFG/c/power 1 >/dev/null
 	for a in size blocksize rotational irqmode hw_queue_depth max_sectors \
 		virt_boundary queue_mode home_node use_per_node_hctx completion_nsec \
-		blocking no_sched shared_tag_bitmap shared_tags memory_backed discard; do
+		blocking no_sched shared_tag_bitmap shared_tags memory_backed discard \
+		cache_size fua; do
 		expect_same "$(wr $RCFG/d/$a 1)" "$(wr $CCFG/c/$a 1)" "$a while powered"
 		expect_same "$(wr $RCFG/d/$a junk)" "$(wr $CCFG/c/$a junk)" "bad $a while powered"
 	done

@@ -136,26 +136,30 @@ test_memory_is_freed_with_the_device() {
 }
 
 test_filesystem_on_a_memory_backed_disk() {
-	local sum_before
+	local sum_before opts
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
-	mb_device $RCFG/fs 256 4096 irqmode=2 submit_queues=2
-	mkfs.ext4 -q -F /dev/fs || { echo "    mkfs.ext4 failed"; return 1; }
-	mkdir -p /mnt/fs
-	mount /dev/fs /mnt/fs || { echo "    mount failed"; return 1; }
 	dd if=/dev/urandom of=/tmp/file bs=1M count=40 status=none
-	cp /tmp/file /mnt/fs/file
-	# The tests directory (the working directory) as a tree of small files.
-	mkdir /mnt/fs/dir && cp -r "$PWD" /mnt/fs/dir/tree
 	sum_before=$(md5sum </tmp/file)
-	umount /mnt/fs
-	# The data is in the store, not in a cache: a power cycle keeps it.
-	echo 0 >$RCFG/fs/power
-	echo 1 >$RCFG/fs/power
-	expect_eq "$(run fsck.ext4 -n -f /dev/fs)" 0 "fsck"
-	mount /dev/fs /mnt/fs || { echo "    mount after power cycle failed"; return 1; }
-	expect_eq "$(md5sum </mnt/fs/file)" "$sum_before" "file after remount"
-	expect_eq "$(run diff -r "$PWD" /mnt/fs/dir/tree)" 0 "directory after remount"
-	umount /mnt/fs
+	mkdir -p /mnt/fs
+	# Without a cache, and with one much smaller than the data, which
+	# ext4's flushes and FUA writes must write back.
+	for opts in "irqmode=2 submit_queues=2" "cache_size=2"; do
+		mb_device $RCFG/fs 256 4096 $opts
+		mkfs.ext4 -q -F /dev/fs || { echo "    mkfs.ext4 failed ($opts)"; return 1; }
+		mount /dev/fs /mnt/fs || { echo "    mount failed ($opts)"; return 1; }
+		cp /tmp/file /mnt/fs/file
+		# The tests directory (the working directory) as small files.
+		mkdir /mnt/fs/dir && cp -r "$PWD" /mnt/fs/dir/tree
+		umount /mnt/fs
+		# Unmounted, all is stable: a power cycle keeps it.
+		power_cycle $RCFG/fs
+		expect_eq "$(run fsck.ext4 -n -f /dev/fs)" 0 "fsck ($opts)"
+		mount /dev/fs /mnt/fs || { echo "    mount after power cycle failed ($opts)"; return 1; }
+		expect_eq "$(md5sum </mnt/fs/file)" "$sum_before" "file after remount ($opts)"
+		expect_eq "$(run diff -r "$PWD" /mnt/fs/dir/tree)" 0 "directory after remount ($opts)"
+		umount /mnt/fs
+		rmdir $RCFG/fs
+	done
 }
 
 test_memory_backed_disks_on_shared_tags_block() {
@@ -246,4 +250,178 @@ test_discard_of_blocks_larger_than_a_page() {
 		"rnull after discard"
 	[ "$(dd if=/dev/c bs=64k count=16 iflag=direct status=none | tr -d '\0' | wc -c)" -gt 0 ] ||
 		{ echo "    null_blk discarded whole 64 KiB blocks"; return 1; }
+}
+
+# cache_mode DISK: the disk's write cache ("write back" or "write through")
+# and whether it takes FUA.
+cache_mode() { echo "$(cat /sys/block/"$1"/queue/write_cache) fua=$(cat /sys/block/"$1"/queue/fua)"; }
+
+# power_cycle DIR: powers the configfs device DIR off and on.
+power_cycle() { echo 0 >"$1"/power && echo 1 >"$1"/power; }
+
+# nonzero DISK SKIP COUNT: the non-zero bytes of COUNT 4 KiB blocks from
+# block SKIP of DISK.
+nonzero() {
+	dd if=/dev/"$1" bs=4k skip="$2" count="$3" iflag=direct status=none | tr -d '\0' | wc -c
+}
+
+test_cache_is_advertised_like_null_blk() {
+	load_both
+	mb_device $RCFG/d 16 4096 cache_size=1
+	mb_device $CCFG/c 16 4096 cache_size=1
+	expect_eq "$(cache_mode d)" "write back fua=1" "rnull with a cache"
+	expect_same "$(cache_mode d)" "$(cache_mode c)" "with a cache"
+	rmdir $RCFG/d $CCFG/c
+	mb_device $RCFG/d 16 4096 cache_size=1 fua=0
+	mb_device $CCFG/c 16 4096 cache_size=1 fua=0
+	expect_eq "$(cache_mode d)" "write back fua=0" "rnull with a cache, fua=0"
+	expect_same "$(cache_mode d)" "$(cache_mode c)" "with a cache, fua=0"
+	rmdir $RCFG/d $CCFG/c
+	mb_device $RCFG/d 16 4096
+	expect_eq "$(cache_mode d)" "write through fua=0" "rnull without a cache"
+}
+
+test_flush_makes_cached_data_survive_power_off() {
+	local dev cfg
+	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
+	load_both
+	for dev in d c; do
+		cfg=$RCFG && [ $dev = c ] && cfg=$CCFG
+		mb_device $cfg/$dev 16 4096 cache_size=2
+		# 256 KiB fit in the cache: without a flush, power off loses them.
+		dd if=/tmp/pattern of=/dev/$dev bs=64k count=4 oflag=direct status=none
+		expect_eq "$(cmp -n 262144 /tmp/pattern /dev/$dev >/dev/null && echo same)" same \
+			"$dev before power off"
+		power_cycle $cfg/$dev
+		expect_eq "$(nonzero $dev 0 64)" 0 "$dev: unflushed data after power off"
+		# conv=fsync ends with a FLUSH.
+		dd if=/tmp/pattern of=/dev/$dev bs=64k count=4 oflag=direct conv=fsync status=none
+		power_cycle $cfg/$dev
+		expect_eq "$(cmp -n 262144 /tmp/pattern /dev/$dev >/dev/null && echo same)" same \
+			"$dev: flushed data after power off"
+	done
+}
+
+test_fua_writes_skip_the_cache() {
+	local dev cfg fua
+	# No zero bytes: written blocks count in full in nonzero.
+	head -c 65536 /dev/urandom | tr "\0" x >/tmp/pattern
+	load_both
+	for fua in 1 0; do
+		for dev in d c; do
+			cfg=$RCFG && [ $dev = c ] && cfg=$CCFG
+			mb_device $cfg/$dev 16 4096 cache_size=4 fua=$fua
+			# Blocks 0-15 cached, then blocks 32-47 written with FUA:
+			# O_DSYNC through io_uring, which (unlike a synchronous
+			# write) sends no FLUSH after. Without FUA support the
+			# block layer follows the write with a FLUSH, which makes
+			# everything stable.
+			dd if=/tmp/pattern of=/dev/$dev bs=4k count=16 oflag=direct status=none
+			fio --name=fua --filename=/dev/$dev --ioengine=io_uring --direct=1 \
+				--sync=dsync --rw=write --bs=4k --offset=128k --size=64k \
+				--buffer_pattern=0x5a5a5a5a >/dev/null ||
+				{ echo "    fio failed"; return 1; }
+			power_cycle $cfg/$dev
+			expect_eq "$(nonzero $dev 32 16)" 65536 "$dev, fua=$fua: FUA blocks"
+			expect_eq "$(nonzero $dev 0 16)" "$([ $fua = 1 ] && echo 0 || echo 65536)" \
+				"$dev, fua=$fua: cached blocks"
+			rmdir $cfg/$dev
+		done
+	done
+}
+
+test_small_cache_under_heavy_writes() {
+	local bs dev cfg before sums
+	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
+	load_both
+	for bs in 512 4096 8192 65536; do
+		sums=
+		for dev in d c; do
+			# Not run on null_blk with blocks larger than a page: its
+			# flush copies whole blocks from a page and overruns it.
+			[ $dev = c ] && [ $bs -gt 4096 ] && continue
+			cfg=$RCFG && [ $dev = c ] && cfg=$CCFG
+			# Over 4 MiB of random writes through a cache of 1 MiB.
+			mb_device $cfg/$dev 32 $bs cache_size=1
+			same_writes $dev $bs
+			before=$(sum $dev)
+			sums=${sums:+$sums }$before
+			sync /dev/$dev
+			power_cycle $cfg/$dev
+			expect_eq "$(sum $dev)" "$before" "$dev: contents after flush and power cycle (bs $bs)"
+			fio_ok /dev/$dev --rw=randwrite --bs=$((bs > 4096 ? bs : 4096)) --iodepth=16 \
+				--size=16M --verify=crc32c --do_verify=1 --time_based=0 --fsync=64
+			rmdir $cfg/$dev
+		done
+		[ $bs -gt 4096 ] || expect_same "${sums% *}" "${sums##* }" "contents (bs $bs)"
+	done
+}
+
+test_overwrites_of_flushed_data_are_cached() {
+	# Deliberate difference: null_blk writes to a page of the store
+	# directly when the cache holds no copy of it, so an overwrite of
+	# flushed data survives power off without a flush. rnull caches every
+	# write without FUA: a later power off loses the overwrite.
+	dd if=/dev/urandom of=/tmp/old bs=64k count=1 status=none
+	dd if=/dev/urandom of=/tmp/new bs=64k count=1 status=none
+	load_both
+	mb_device $RCFG/d 16 4096 cache_size=1
+	mb_device $CCFG/c 16 4096 cache_size=1
+	for dev in d c; do
+		dd if=/tmp/old of=/dev/$dev bs=64k oflag=direct conv=fsync status=none
+		dd if=/tmp/new of=/dev/$dev bs=64k oflag=direct status=none
+	done
+	power_cycle $RCFG/d
+	power_cycle $CCFG/c
+	expect_eq "$(cmp -n 65536 /tmp/old /dev/d >/dev/null && echo old)" old "rnull"
+	expect_eq "$(cmp -n 65536 /tmp/new /dev/c >/dev/null && echo new)" new "null_blk"
+}
+
+test_cache_size_0_turns_the_cache_off() {
+	# Deliberate difference: null_blk keeps using a cache once a device
+	# has had one, even after cache_size is set to 0 (its cache flag is
+	# never cleared), while the disk reports a write-through cache and
+	# gets no FLUSH: data still in that cache is lost at power off.
+	dd if=/dev/urandom of=/tmp/pattern bs=64k count=16 status=none
+	load_both
+	mb_device $RCFG/d 16 4096 cache_size=1
+	mb_device $CCFG/c 16 4096 cache_size=1
+	for cfg in $RCFG/d $CCFG/c; do
+		echo 0 >$cfg/power
+		echo 0 >$cfg/cache_size
+		echo 1 >$cfg/power
+	done
+	expect_same "$(cache_mode d)" "$(cache_mode c)" "cache mode"
+	expect_eq "$(cache_mode d)" "write through fua=0" "rnull's cache mode"
+	dd if=/tmp/pattern of=/dev/d bs=64k oflag=direct status=none
+	dd if=/tmp/pattern of=/dev/c bs=64k oflag=direct status=none
+	power_cycle $RCFG/d
+	power_cycle $CCFG/c
+	expect_eq "$(cmp -n 1048576 /tmp/pattern /dev/d >/dev/null && echo kept)" kept "rnull"
+	expect_eq "$(cmp -n 1048576 /tmp/pattern /dev/c >/dev/null && echo kept)" "" "null_blk"
+}
+
+test_cache_memory_is_freed() {
+	local base used
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	base=$(kernel_kib)
+	mb_device $RCFG/d 64 4096 cache_size=16
+	dd if=/dev/urandom of=/dev/d bs=1M count=12 oflag=direct status=none
+	used=$(($(kernel_kib) - base))
+	[ "$used" -ge $((12 * 1024)) ] ||
+		{ echo "    12 MiB cached but ${used} KiB more in use"; return 1; }
+	# Power off drops the cache, and the store holds nothing.
+	echo 0 >$RCFG/d/power
+	used=$(($(kernel_kib) - base))
+	[ "$used" -lt $((4 * 1024)) ] ||
+		{ echo "    ${used} KiB still in use after power off"; return 1; }
+	echo 1 >$RCFG/d/power
+	dd if=/dev/urandom of=/dev/d bs=1M count=40 oflag=direct conv=fsync status=none
+	used=$(($(kernel_kib) - base))
+	[ "$used" -ge $((40 * 1024)) ] ||
+		{ echo "    40 MiB written but ${used} KiB more in use"; return 1; }
+	rmdir $RCFG/d
+	used=$(($(kernel_kib) - base))
+	[ "$used" -lt $((4 * 1024)) ] ||
+		{ echo "    ${used} KiB still in use after rmdir"; return 1; }
 }
