@@ -10,6 +10,7 @@ use kernel::{
         mq::{
             self,
             Command as Op,
+            CompletionBatch,
             Operations,
             QueueType,
             RequestBatch,
@@ -33,6 +34,9 @@ use kernel::{
 use crate::storage::Memory;
 
 type Request = mq::Request<NullBlk>;
+
+/// How many polled requests [`NullBlk::poll`] takes off the list at once.
+const POLL_BATCH: usize = 16;
 
 /// How a request is completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,17 +154,33 @@ impl Operations for NullBlk {
         end_request(rq);
     }
 
-    fn poll(hw_queue: Pin<&HwQueue>, queue_data: &QueueData) -> u32 {
+    fn poll(
+        hw_queue: Pin<&HwQueue>,
+        queue_data: &QueueData,
+        batch: &mut CompletionBatch<'_>,
+    ) -> u32 {
         // Only the requests already there: submitters may keep adding more.
-        let pending = hw_queue.poll_list.lock().len();
+        // They are taken a handful at a time, so that the lock is not taken
+        // for each, and ended together with the batch, as C does.
+        let mut left = hw_queue.poll_list.lock().len();
         let mut completed = 0;
-        for _ in 0..pending {
-            let Some(rq) = hw_queue.poll_list.lock().pop() else {
-                break;
-            };
-            rq.data().set_status(transfer(queue_data, &rq));
-            end_request(rq);
-            completed += 1;
+        while left > 0 {
+            let mut taken: [Option<ARef<Request>>; POLL_BATCH] = [const { None }; POLL_BATCH];
+            {
+                let mut list = hw_queue.poll_list.lock();
+                for slot in taken.iter_mut().take(left) {
+                    *slot = list.pop();
+                }
+            }
+            left = left.saturating_sub(POLL_BATCH);
+            for rq in taken.into_iter().flatten() {
+                rq.data().set_status(transfer(queue_data, &rq));
+                let status = rq.data().status();
+                if mq::Request::end_batched(rq, status, batch).is_err() {
+                    pr_err!("request still referenced at completion\n");
+                }
+                completed += 1;
+            }
         }
         completed
     }
@@ -223,10 +243,16 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Reque
 /// Moves the data of `rq` between its pages and the memory of a
 /// memory-backed disk, as C's `null_handle_memory_backed`. Other disks keep
 /// nothing and leave read buffers as they are.
+#[inline(always)]
 fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
-    let Some(memory) = &queue_data.memory else {
-        return Ok(());
-    };
+    match &queue_data.memory {
+        Some(memory) => transfer_memory(memory, rq),
+        None => Ok(()),
+    }
+}
+
+/// The part of [`transfer`] for a memory-backed disk.
+fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
     let mut pos = rq.sector() << SECTOR_SHIFT;
     match rq.command() {
         Op::Read => {
