@@ -33,8 +33,11 @@ build:
 check: build
 	@RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} $(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
 
+# The results go to BENCH_OUT, by default a new directory in the cache.
 bench: build
-	@$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh
+	@out=$${BENCH_OUT:-$${RNULL_CACHE:-$$HOME/.cache/rnull}/bench/$$(date -u +%Y%m%d-%H%M%S)}; \
+	RNULL_VM_OUT=$$out BENCH_OUT=$$out RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-28800} \
+		$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh
 
 vm: build
 	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=/abs/path/to/script.sh"; exit 2; }

@@ -1,72 +1,179 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Compares rnull with null_blk: the same fio job on both, configured alike,
-# interleaved (C, Rust, C, Rust, ...) in one boot. Prints each IOPS figure
-# and the ratio rnull / null_blk of the means.
+# Compares rnull with null_blk: the same fio jobs on both, configured alike,
+# interleaved (C, Rust, Rust, C, C, Rust, ...) in one boot, over a matrix of points.
+# Each point is one fio run of 2 x REPS jobs, its JSON kept in OUT/raw;
+# bench/report.py turns them into ratios with 95% confidence intervals, a
+# table (OUT/table.md) and a plot (OUT/ratios.svg).
 #
 # Runs as root wherever both modules can be loaded: in the test VM through
 # 'make bench', or directly on a machine running a kernel built with both.
-# Settings (environment): BENCH_REPS (3), BENCH_RUNTIME seconds (3),
-# BENCH_IRQMODE (0), BENCH_BS (4k), BENCH_IODEPTH (32), BENCH_RW (randread).
+#
+# Settings (environment; lists are comma-separated):
+#   BENCH_MODE        quick, default or full: the defaults of the rest
+#   BENCH_REPS        runs of each driver per point
+#   BENCH_RUNTIME     seconds per run
+#   BENCH_RW          randread,randwrite
+#   BENCH_BS          4k,64k,1M
+#   BENCH_IODEPTH     1,32
+#   BENCH_NUMJOBS     1,2
+#   BENCH_MEMORY      memory_backed values: 0,1
+#   BENCH_COMPLETION  irqmode values, and poll for polled I/O: 0,1,poll
+#   BENCH_POLL_BS     block sizes polled points use (default: 4k; full: all)
+#   BENCH_SIZE        device size in MiB (256)
+#   BENCH_OUT         results directory (default: a new one under /tmp)
 set -eu
 
-REPS=${BENCH_REPS:-3}
-RUNTIME=${BENCH_RUNTIME:-3}
-IRQMODE=${BENCH_IRQMODE:-0}
-BS=${BENCH_BS:-4k}
-IODEPTH=${BENCH_IODEPTH:-32}
-RW=${BENCH_RW:-randread}
+here=$(cd "$(dirname "$0")" && pwd)
+MODE=${BENCH_MODE:-default}
+case $MODE in
+quick)
+	reps=2 runtime=1 rws=randread,randwrite bss=4k qds=32 njs=1 mems=0,1
+	cms=1,poll poll_bs=4k
+	;;
+default)
+	reps=3 runtime=1 rws=randread,randwrite bss=4k,64k,1M qds=1,32 njs=1,2 mems=0,1
+	cms=0,1,poll poll_bs=4k
+	;;
+full)
+	reps=5 runtime=3 rws=randread,randwrite bss=4k,64k,1M qds=1,32 njs=1,2 mems=0,1
+	cms=0,1,poll poll_bs=4k,64k,1M
+	;;
+*)
+	echo "BENCH_MODE must be quick, default or full" >&2
+	exit 2
+	;;
+esac
+REPS=${BENCH_REPS:-$reps}
+RUNTIME=${BENCH_RUNTIME:-$runtime}
+RWS=${BENCH_RW:-$rws}
+BSS=${BENCH_BS:-$bss}
+QDS=${BENCH_IODEPTH:-$qds}
+NJS=${BENCH_NUMJOBS:-$njs}
+MEMS=${BENCH_MEMORY:-$mems}
+CMS=${BENCH_COMPLETION:-$cms}
+POLL_BS=${BENCH_POLL_BS:-$poll_bs}
+SIZE=${BENCH_SIZE:-256}
+OUT=${BENCH_OUT:-$(mktemp -d /tmp/rnull-bench.XXXXXX)}
+RCFG=/sys/kernel/config/rnull/bench
+CCFG=/sys/kernel/config/nullb/bench_c
 
-cleanup() {
-	for d in /sys/kernel/config/rnull/bench /sys/kernel/config/nullb/bench_c; do
+list() { tr ',' ' ' <<<"$1"; }
+in_list() { [[ ",$2," == *",$1,"* ]]; }
+
+remove_devs() {
+	local d
+	for d in $RCFG $CCFG; do
 		[ -d "$d" ] || continue
 		echo 0 >"$d/power"
 		rmdir "$d"
 	done
+}
+cleanup() {
+	remove_devs
 	modprobe -r rnull null_blk 2>/dev/null || true
 }
 trap cleanup EXIT
 
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-modprobe rnull nr_devices=0
-modprobe null_blk nr_devices=0
+modprobe -r rnull null_blk 2>/dev/null || true
+# One poll queue available to the devices that ask for it (the default of
+# both drivers, said explicitly).
+modprobe rnull nr_devices=0 poll_queues=1
+modprobe null_blk nr_devices=0 poll_queues=1
 
-# make DIR NAME: a 1 GiB device, 4 KiB blocks, 256 tags, one hw queue.
+# make_dev DIR NAME MEMORY COMPLETION: SIZE MiB, 4 KiB blocks, a submission
+# queue per CPU of 256 tags, no I/O scheduler, no I/O statistics.
 make_dev() {
 	mkdir "$1"
-	echo 1024 >"$1/size"
+	echo "$SIZE" >"$1/size"
 	echo 4096 >"$1/blocksize"
 	echo 256 >"$1/hw_queue_depth"
-	echo 1 >"$1/submit_queues"
-	echo "$IRQMODE" >"$1/irqmode"
-	# Same queue layout on both: no poll queue on null_blk either.
-	[ ! -e "$1/poll_queues" ] || echo 0 >"$1/poll_queues"
+	nproc >"$1/submit_queues"
+	echo "$3" >"$1/memory_backed"
+	if [ "$4" = poll ]; then
+		echo 1 >"$1/poll_queues"
+		echo 1 >"$1/irqmode"
+	else
+		echo 0 >"$1/poll_queues"
+		echo "$4" >"$1/irqmode"
+	fi
 	echo 1 >"$1/power"
 	echo none >"/sys/block/$2/queue/scheduler"
 	echo 0 >"/sys/block/$2/queue/iostats"
 }
-make_dev /sys/kernel/config/rnull/bench bench
-make_dev /sys/kernel/config/nullb/bench_c bench_c
 
-iops() { # device
-	fio --name=bench --filename="$1" --ioengine=io_uring --direct=1 \
-		--rw="$RW" --bs="$BS" --iodepth="$IODEPTH" --numjobs=1 \
-		--time_based --runtime="$RUNTIME" --norandommap \
-		--random_generator=lfsr --gtod_reduce=1 --output-format=terse \
-		--terse-version=3 | awk -F';' '{print $8 + $49}'
+# run_point FILE RW BS IODEPTH NUMJOBS POLL: one fio run alternating the
+# two devices, REPS jobs each, JSON into FILE. The order within a pair
+# alternates too (C R, R C, C R, ...), so that neither driver always runs
+# first.
+run_point() {
+	local file=$1 i c r jobs=()
+	for ((i = 1; i <= REPS; i++)); do
+		c=(--name=c$i --filename=/dev/bench_c --stonewall)
+		r=(--name=r$i --filename=/dev/bench --stonewall)
+		if ((i % 2)); then jobs+=("${c[@]}" "${r[@]}"); else jobs+=("${r[@]}" "${c[@]}"); fi
+	done
+	fio --output-format=json --output="$file" --ioengine=io_uring --direct=1 \
+		--fixedbufs=1 --registerfiles=1 --nonvectored=1 --hipri="$6" \
+		--gtod_reduce=1 --norandommap --random_generator=lfsr --time_based \
+		--runtime="$RUNTIME" --rw="$2" --bs="$3" --iodepth="$4" --numjobs="$5" \
+		--group_reporting "${jobs[@]}" >/dev/null
 }
 
-echo "fio $RW bs=$BS iodepth=$IODEPTH io_uring, irqmode=$IRQMODE, $REPS x ${RUNTIME}s each"
-c_sum=0
-r_sum=0
-for ((i = 1; i <= REPS; i++)); do
-	c=$(iops /dev/bench_c)
-	r=$(iops /dev/bench)
-	printf 'run %d: null_blk %8d IOPS   rnull %8d IOPS\n' "$i" "$c" "$r"
-	c_sum=$((c_sum + c))
-	r_sum=$((r_sum + r))
+mkdir -p "$OUT/raw"
+{
+	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on Linux $(uname -r)," \
+		"$(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1))" \
+		"${RNULL_IN_VM:+in the QEMU test VM}; mode $MODE, $REPS pairs of runs" \
+		"of ${RUNTIME} s per point, devices of $SIZE MiB."
+} >"$OUT/info.md"
+
+points=0
+for cm in $(list "$CMS"); do
+	for bs in $(list "$BSS"); do
+		[ "$cm" != poll ] || in_list "$bs" "$POLL_BS" || [ "$POLL_BS" = all ] || continue
+		for rw in $(list "$RWS"); do
+			points=$((points + $(list "$QDS" | wc -w) * $(list "$NJS" | wc -w) *
+				$(list "$MEMS" | wc -w)))
+		done
+	done
 done
-awk -v c="$c_sum" -v r="$r_sum" -v n="$REPS" 'BEGIN {
-	printf "mean:  null_blk %8d IOPS   rnull %8d IOPS   ratio rnull/null_blk %.3f\n",
-		c / n, r / n, (c > 0 ? r / c : 0)
-}'
+echo "rnull vs null_blk: $points points, $REPS x ${RUNTIME} s per driver and point;" \
+	"results in $OUT"
+
+done_points=0
+for mem in $(list "$MEMS"); do
+	for cm in $(list "$CMS"); do
+		remove_devs
+		make_dev $CCFG bench_c "$mem" "$cm"
+		make_dev $RCFG bench "$mem" "$cm"
+		if [ "$mem" = 1 ]; then
+			# Reads of a memory-backed disk find data everywhere.
+			for dev in bench_c bench; do
+				fio --name=fill --filename=/dev/$dev --ioengine=io_uring --direct=1 \
+					--rw=write --bs=1M --iodepth=8 >/dev/null
+			done
+		fi
+		for rw in $(list "$RWS"); do
+			for bs in $(list "$BSS"); do
+				[ "$cm" != poll ] || in_list "$bs" "$POLL_BS" || [ "$POLL_BS" = all ] ||
+					continue
+				for qd in $(list "$QDS"); do
+					for nj in $(list "$NJS"); do
+						file=$OUT/raw/$rw-$bs-$qd-$nj-$mem-$cm.json
+						run_point "$file" "$rw" "$bs" "$qd" "$nj" \
+							"$([ "$cm" = poll ] && echo 1 || echo 0)"
+						done_points=$((done_points + 1))
+						printf '[%d/%d] %s\n' "$done_points" "$points" \
+							"$(python3 "$here/report.py" --point "$file")"
+					done
+				done
+			done
+		done
+	done
+done
+
+echo
+python3 "$here/report.py" "$OUT"
+echo "results: $OUT (table.md, ratios.svg, points.csv, raw/)"

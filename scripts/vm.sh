@@ -6,10 +6,16 @@
 # prints nothing for $RNULL_VM_IDLE seconds, or runs longer than
 # $RNULL_VM_TIMEOUT, is killed and the tail of its console shown. A kernel
 # log with a warning, BUG, Oops, lockdep or KASAN report fails the run.
+# $RNULL_VM_OUT, if set, is a host directory the guest may write to, at the
+# same path.
 source "$(dirname "$0")/common.sh"
 
 script=${1:?usage: vm.sh /abs/path/to/script}
 script=$(realpath "$script")
+if [ -n "${RNULL_VM_OUT:-}" ]; then
+	mkdir -p "$RNULL_VM_OUT"
+	RNULL_VM_OUT=$(realpath "$RNULL_VM_OUT")
+fi
 [ -x "$script" ] || die "$script is not an executable file"
 IDLE=${RNULL_VM_IDLE:-300}
 TIMEOUT=${RNULL_VM_TIMEOUT:-3600}
@@ -68,6 +74,12 @@ run_qemu() { # accel script log
 	append+=" RNULL_SCRIPT=$2 RNULL_MODULES=$OUT/mods RNULL_CWD=$(pwd)"
 	append+=" RNULL_SCRIPT_DIR=$(dirname "$2")"
 	append+=" RNULL_REPO=$REPO"
+	local out=()
+	if [ -n "${RNULL_VM_OUT:-}" ]; then
+		append+=" RNULL_OUT=$RNULL_VM_OUT"
+		out=(-fsdev "local,id=out,path=$RNULL_VM_OUT,security_model=none"
+			-device virtio-9p-pci,fsdev=out,mount_tag=rnullout)
+	fi
 	# Settings of the tests and the benchmark reach the guest's script.
 	local v
 	for v in $(compgen -e | grep -E '^(RNULL_TESTS|BENCH_[A-Z_]+)$' || true); do
@@ -78,7 +90,7 @@ run_qemu() { # accel script log
 		-nodefaults -no-reboot -display none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
 		-fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=host,mount_tag=hostroot \
+		-device virtio-9p-pci,fsdev=host,mount_tag=hostroot "${out[@]}" \
 		</dev/null >"$3" 2>&1 &
 	local pid=$! start=$SECONDS size=-1 still=$SECONDS shown=0
 	while kill -0 "$pid" 2>/dev/null; do
