@@ -11,8 +11,8 @@
 use crate::storage::{
     Buffer,
     Chunk,
-    Storage, //
-    StorePage,
+    Locked,
+    StorePage, //
 };
 use kernel::{
     alloc::flags::GFP_NOIO,
@@ -55,14 +55,15 @@ impl Cache {
 
     /// Writes the part of `buffer` that `chunk` covers to the cache. A new
     /// cache page may first need room: a page is then written back to
-    /// `storage`. Fails with [`ENOSPC`] if memory runs out.
+    /// `store`, which is unlocked while the new page is allocated. Fails
+    /// with [`ENOSPC`] if memory runs out.
     ///
     /// Unlike C, an overwrite of data already written back goes to the
     /// cache too: C writes it straight to the store, so that it survives a
     /// power cycle without a FLUSH.
     pub(crate) fn write(
         &mut self,
-        storage: &Storage,
+        store: &mut Locked<'_>,
         buffer: &impl Buffer,
         chunk: &Chunk,
     ) -> Result {
@@ -70,8 +71,10 @@ impl Cache {
             return page.write(buffer, chunk);
         }
         while self.count >= self.capacity {
-            self.write_back_one(storage)?;
+            self.write_back_one(store)?;
         }
+        // Allocation may sleep.
+        store.unlock();
         let mut page = StorePage::new()?;
         page.write(buffer, chunk)?;
         let node = RBTreeNode::new(chunk.index, page, GFP_NOIO).map_err(|_| ENOSPC)?;
@@ -90,18 +93,18 @@ impl Cache {
         }
     }
 
-    /// Writes every cached page back to `storage` and empties the cache.
+    /// Writes every cached page back to `store` and empties the cache.
     /// On failure the pages not yet written back stay cached.
-    pub(crate) fn write_back_all(&mut self, storage: &Storage) -> Result {
+    pub(crate) fn write_back_all(&mut self, store: &mut Locked<'_>) -> Result {
         while self.count > 0 {
-            self.write_back_one(storage)?;
+            self.write_back_one(store)?;
         }
         Ok(())
     }
 
     /// Writes back the first cached page from `next` on, or the first one
     /// if there is none after it, and frees it.
-    fn write_back_one(&mut self, storage: &Storage) -> Result {
+    fn write_back_one(&mut self, store: &mut Locked<'_>) -> Result {
         let first = self
             .pages
             .cursor_lower_bound(&self.next)
@@ -109,7 +112,7 @@ impl Cache {
         let Some((&index, page)) = first.as_ref().map(|cursor| cursor.current()) else {
             return Ok(());
         };
-        storage.write_back(index, page)?;
+        store.write_back(index, page)?;
         self.remove(index);
         self.next = index.saturating_add(1);
         Ok(())

@@ -159,20 +159,22 @@ impl Operations for NullBlk {
         queue_data: &QueueData,
         batch: &mut CompletionBatch<'_>,
     ) -> u32 {
-        // Only the requests already there: submitters may keep adding more.
-        // They are taken a handful at a time, so that the lock is not taken
-        // for each, and ended together with the batch, as C does.
-        let mut left = hw_queue.poll_list.lock().len();
+        // Only the requests there at the first look: submitters may keep
+        // adding more. They are taken off the list a handful at a time, so
+        // that the lock is not taken for each, and ended together with the
+        // batch, as C does.
+        let mut left = usize::MAX;
         let mut completed = 0;
-        while left > 0 {
+        loop {
             let mut taken: [Option<ARef<Request>>; POLL_BATCH] = [const { None }; POLL_BATCH];
             {
                 let mut list = hw_queue.poll_list.lock();
+                left = left.min(list.len());
                 for slot in taken.iter_mut().take(left) {
                     *slot = list.pop();
                 }
             }
-            left = left.saturating_sub(POLL_BATCH);
+            left -= left.min(POLL_BATCH);
             for rq in taken.into_iter().flatten() {
                 rq.data().set_status(transfer(queue_data, &rq));
                 let status = rq.data().status();
@@ -180,6 +182,9 @@ impl Operations for NullBlk {
                     pr_err!("request still referenced at completion\n");
                 }
                 completed += 1;
+            }
+            if left == 0 {
+                break;
             }
         }
         completed
@@ -253,21 +258,10 @@ fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
 
 /// The part of [`transfer`] for a memory-backed disk.
 fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
-    let mut pos = rq.sector() << SECTOR_SHIFT;
+    let pos = rq.sector() << SECTOR_SHIFT;
     match rq.command() {
-        Op::Read => {
-            for segment in rq.segments() {
-                memory.read(&segment, pos)?;
-                pos += segment.len() as u64;
-            }
-        }
-        Op::Write => {
-            let fua = rq.is_fua();
-            for segment in rq.segments() {
-                memory.write(&segment, pos, fua)?;
-                pos += segment.len() as u64;
-            }
-        }
+        Op::Read => memory.read(rq.segments(), pos)?,
+        Op::Write => memory.write(rq.segments(), pos, rq.is_fua())?,
         Op::Discard => memory.discard(pos, rq.bytes().try_into()?)?,
         // As C, a FLUSH that fails for want of memory ends with -ENOMEM.
         Op::Flush => memory.flush().map_err(|_| ENOMEM)?,

@@ -50,6 +50,24 @@ pub(crate) trait Buffer {
     fn zero(&self, offset: usize, len: usize) -> Result;
 }
 
+impl<B: Buffer> Buffer for &B {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+
+    fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
+        (**self).copy_to_slice(offset, dst)
+    }
+
+    fn copy_from_slice(&self, offset: usize, src: &[u8]) -> Result {
+        (**self).copy_from_slice(offset, src)
+    }
+
+    fn zero(&self, offset: usize, len: usize) -> Result {
+        (**self).zero(offset, len)
+    }
+}
+
 impl Buffer for Segment<'_> {
     fn len(&self) -> usize {
         Segment::len(self)
@@ -141,20 +159,59 @@ impl Storage {
         })
     }
 
-    /// Writes the part of `buffer` that `chunk` covers. Fails with
-    /// [`ENOSPC`] if a page cannot be allocated.
-    fn write(&self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
-        let mut pages = self.lock_page(chunk.index)?;
-        pages
-            .get_mut(chunk.index)
-            .ok_or(ENOSPC)?
-            .write(buffer, chunk)
+    /// The store, to be locked on first use.
+    fn lock(&self) -> Locked<'_> {
+        Locked {
+            storage: self,
+            pages: None,
+        }
+    }
+}
+
+/// The store, locked for a run of chunks (a request): the lock is taken on
+/// first use, held for the rest of the run and released only while a page
+/// is allocated, or by [`Locked::unlock`], as C holds its lock for a whole
+/// transfer.
+pub(crate) struct Locked<'a> {
+    storage: &'a Storage,
+    pages: Option<xarray::Guard<'a, KBox<StorePage>>>,
+}
+
+impl<'a> Locked<'a> {
+    /// The pages, locked.
+    fn pages(&mut self) -> &mut xarray::Guard<'a, KBox<StorePage>> {
+        let storage = self.storage;
+        self.pages.get_or_insert_with(|| storage.pages.lock())
+    }
+
+    /// Releases the lock, before something that may sleep.
+    pub(crate) fn unlock(&mut self) {
+        self.pages = None;
+    }
+
+    /// Page `index`, allocated (with the lock released, as allocation may
+    /// sleep) if it was not there. [`ENOSPC`] if there is no memory for it.
+    fn page_mut(&mut self, index: usize) -> Result<&mut StorePage> {
+        if self.pages().get(index).is_none() {
+            self.unlock();
+            let new = KBox::new(StorePage::new()?, GFP_NOIO).map_err(|_| ENOSPC)?;
+            let pages = self.pages();
+            // Another writer may have added the page meanwhile; keep theirs.
+            if pages.get(index).is_none() {
+                pages.store(index, new, GFP_NOIO).map_err(|_| ENOSPC)?;
+            }
+        }
+        self.pages().get_mut(index).ok_or(ENOSPC)
+    }
+
+    /// Writes the part of `buffer` that `chunk` covers.
+    fn write(&mut self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        self.page_mut(chunk.index)?.write(buffer, chunk)
     }
 
     /// Reads the data `chunk` covers into `buffer`: zeros if it holds none.
-    fn read(&self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
-        let pages = self.pages.lock();
-        match pages.get(chunk.index) {
+    fn read(&mut self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        match self.pages().get(chunk.index) {
             Some(page) if page.holds(chunk) => page.read(buffer, chunk),
             _ => buffer.zero(chunk.buffer_offset, chunk.len),
         }
@@ -162,8 +219,8 @@ impl Storage {
 
     /// Forgets the data `chunk` covers, and frees its page if it is left
     /// without data.
-    fn discard(&self, chunk: &Chunk) {
-        let mut pages = self.pages.lock();
+    fn discard(&mut self, chunk: &Chunk) {
+        let pages = self.pages();
         if let Some(page) = pages.get_mut(chunk.index) {
             if page.forget(chunk) {
                 drop(pages.remove(chunk.index));
@@ -172,27 +229,9 @@ impl Storage {
     }
 
     /// Writes the data of `page`, a cached copy of page `index`, back.
-    pub(crate) fn write_back(&self, index: usize, page: &StorePage) -> Result {
-        let mut pages = self.lock_page(index)?;
-        pages.get_mut(index).ok_or(ENOSPC)?.merge(page);
+    pub(crate) fn write_back(&mut self, index: usize, page: &StorePage) -> Result {
+        self.page_mut(index)?.merge(page);
         Ok(())
-    }
-
-    /// The store locked, with page `index` present: allocated (outside the
-    /// lock, as allocation may sleep) if it was not.
-    fn lock_page(&self, index: usize) -> Result<xarray::Guard<'_, KBox<StorePage>>> {
-        let pages = self.pages.lock();
-        if pages.get(index).is_some() {
-            return Ok(pages);
-        }
-        drop(pages);
-        let new = KBox::new(StorePage::new()?, GFP_NOIO).map_err(|_| ENOSPC)?;
-        let mut pages = self.pages.lock();
-        // Another writer may have added the page meanwhile; keep theirs.
-        if pages.get(index).is_none() {
-            pages.store(index, new, GFP_NOIO).map_err(|_| ENOSPC)?;
-        }
-        Ok(pages)
     }
 }
 
@@ -223,41 +262,39 @@ impl Memory {
         })
     }
 
-    /// Writes `buffer` at byte `pos` of the device. With a cache, the data
-    /// goes to the cache, unless `fua` asks for it to be stable at once:
-    /// then it goes to the store and leaves the cache. Fails with [`ENOSPC`]
-    /// if memory runs out; the chunks before are written.
-    pub(crate) fn write(&self, buffer: &impl Buffer, pos: u64, fua: bool) -> Result {
-        let Some(cache) = &self.cache else {
-            return for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
-                self.storage.write(buffer, chunk)
-            });
-        };
-        let mut cache = cache.lock();
-        for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
-            if fua {
-                self.storage.write(buffer, chunk)?;
+    /// Writes `buffers`, one after the other, from byte `pos` of the
+    /// device. With a cache, the data goes to the cache, unless `fua` asks
+    /// for it to be stable at once: then it goes to the store and leaves
+    /// the cache. Fails with [`ENOSPC`] if memory runs out; the chunks
+    /// before are written.
+    pub(crate) fn write<B: Buffer>(
+        &self,
+        buffers: impl IntoIterator<Item = B>,
+        pos: u64,
+        fua: bool,
+    ) -> Result {
+        let mut cache = self.cache.as_ref().map(|cache| cache.lock());
+        let mut store = self.storage.lock();
+        self.for_each_chunk(buffers, pos, |buffer, chunk| match &mut cache {
+            None => store.write(buffer, chunk),
+            Some(cache) if !fua => cache.write(&mut store, buffer, chunk),
+            Some(cache) => {
+                store.write(buffer, chunk)?;
                 cache.forget(chunk);
                 Ok(())
-            } else {
-                cache.write(&self.storage, buffer, chunk)
             }
         })
     }
 
-    /// Reads into `buffer` from byte `pos` of the device: from the cache
-    /// where it holds the data, else from the store.
-    pub(crate) fn read(&self, buffer: &impl Buffer, pos: u64) -> Result {
-        let Some(cache) = &self.cache else {
-            return for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
-                self.storage.read(buffer, chunk)
-            });
-        };
-        let cache = cache.lock();
-        for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
-            match cache.page(chunk.index) {
+    /// Reads into `buffers`, one after the other, from byte `pos` of the
+    /// device: from the cache where it holds the data, else from the store.
+    pub(crate) fn read<B: Buffer>(&self, buffers: impl IntoIterator<Item = B>, pos: u64) -> Result {
+        let cache = self.cache.as_ref().map(|cache| cache.lock());
+        let mut store = self.storage.lock();
+        self.for_each_chunk(buffers, pos, |buffer, chunk| {
+            match cache.as_ref().and_then(|cache| cache.page(chunk.index)) {
                 Some(page) if page.holds(chunk) => page.read(buffer, chunk),
-                _ => self.storage.read(buffer, chunk),
+                _ => store.read(buffer, chunk),
             }
         })
     }
@@ -268,11 +305,12 @@ impl Memory {
     /// larger than a page are discarded whole.
     pub(crate) fn discard(&self, pos: u64, bytes: usize) -> Result {
         let mut cache = self.cache.as_ref().map(|cache| cache.lock());
+        let mut store = self.storage.lock();
         for_each_chunk(pos, bytes, PAGE_SIZE, |chunk| {
             if let Some(cache) = &mut cache {
                 cache.forget(chunk);
             }
-            self.storage.discard(chunk);
+            store.discard(chunk);
             Ok(())
         })
     }
@@ -280,9 +318,27 @@ impl Memory {
     /// Writes everything the cache holds back to the store (a FLUSH).
     pub(crate) fn flush(&self) -> Result {
         match &self.cache {
-            Some(cache) => cache.lock().write_back_all(&self.storage),
+            Some(cache) => cache.lock().write_back_all(&mut self.storage.lock()),
             None => Ok(()),
         }
+    }
+
+    /// Cuts `buffers`, placed one after the other from byte `pos` of the
+    /// device, into chunks of at most a block within a page, and calls `f`
+    /// on each in order.
+    fn for_each_chunk<B: Buffer>(
+        &self,
+        buffers: impl IntoIterator<Item = B>,
+        mut pos: u64,
+        mut f: impl FnMut(&B, &Chunk) -> Result,
+    ) -> Result {
+        for buffer in buffers {
+            for_each_chunk(pos, buffer.len(), self.block_size, |chunk| {
+                f(&buffer, chunk)
+            })?;
+            pos += buffer.len() as u64;
+        }
+        Ok(())
     }
 }
 
@@ -426,7 +482,7 @@ mod tests {
     /// Reads `len` bytes at `pos` of `memory`.
     fn read(memory: &Memory, pos: u64, len: usize) -> Result<Bytes> {
         let bytes = Bytes::new(len, 0xff)?;
-        memory.read(&bytes, pos)?;
+        memory.read([&bytes], pos)?;
         Ok(bytes)
     }
 
@@ -436,7 +492,7 @@ mod tests {
         assert!(read(&memory, 0, 2 * PAGE_SIZE)?.all(0));
 
         let data = Bytes::pattern(PAGE_SIZE, 1)?;
-        memory.write(&data, 1536, false)?;
+        memory.write([&data], 1536, false)?;
         assert!(read(&memory, 1536, PAGE_SIZE)?.same(&data));
         assert!(read(&memory, 0, 1536)?.all(0));
         assert!(has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
@@ -446,7 +502,7 @@ mod tests {
     #[test]
     fn discard_frees_emptied_pages() -> Result {
         let memory = Memory::new(storage()?, 512, 0)?;
-        memory.write(&Bytes::pattern(2 * PAGE_SIZE, 1)?, 0, false)?;
+        memory.write([&Bytes::pattern(2 * PAGE_SIZE, 1)?], 0, false)?;
 
         memory.discard(0, 1024)?;
         assert!(has_page(&memory.storage, 0));
@@ -465,13 +521,13 @@ mod tests {
         let memory = Memory::new(storage()?, 4096, 2 * PAGE_SIZE as u64)?;
         let page = |n: u64| n * PAGE_SIZE as u64;
         for n in 0..3 {
-            memory.write(&Bytes::pattern(PAGE_SIZE, n as u8)?, page(n), false)?;
+            memory.write([&Bytes::pattern(PAGE_SIZE, n as u8)?], page(n), false)?;
         }
         assert_eq!(cached_pages(&memory), 2);
         assert!(has_page(&memory.storage, 0) && !has_page(&memory.storage, 1));
 
         // The next round goes on after the page written back last.
-        memory.write(&Bytes::pattern(PAGE_SIZE, 3)?, page(3), false)?;
+        memory.write([&Bytes::pattern(PAGE_SIZE, 3)?], page(3), false)?;
         assert!(has_page(&memory.storage, 1) && !has_page(&memory.storage, 2));
         for n in 0..4 {
             assert!(read(&memory, page(n), PAGE_SIZE)?.same(&Bytes::pattern(PAGE_SIZE, n as u8)?));
@@ -486,13 +542,13 @@ mod tests {
 
         // Without a flush, the cache's data goes with the disk.
         let memory = Memory::new(storage.clone(), 512, 1 << 20)?;
-        memory.write(&data, 0, false)?;
+        memory.write([&data], 0, false)?;
         assert!(read(&memory, 0, 3 * PAGE_SIZE)?.same(&data));
         drop(memory);
         let memory = Memory::new(storage.clone(), 512, 1 << 20)?;
         assert!(read(&memory, 0, 3 * PAGE_SIZE)?.all(0));
 
-        memory.write(&data, 0, false)?;
+        memory.write([&data], 0, false)?;
         memory.flush()?;
         assert_eq!(cached_pages(&memory), 0);
         drop(memory);
@@ -505,20 +561,20 @@ mod tests {
     fn fua_writes_bypass_the_cache() -> Result {
         let memory = Memory::new(storage()?, 512, 1 << 20)?;
         let old = Bytes::pattern(PAGE_SIZE, 1)?;
-        memory.write(&old, 0, false)?;
+        memory.write([&old], 0, false)?;
         assert!(!has_page(&memory.storage, 0));
 
         // The FUA sector goes to the store and leaves the cache; the other
         // sectors of the page stay cached.
         let new = Bytes::pattern(512, 9)?;
-        memory.write(&new, 0, true)?;
+        memory.write([&new], 0, true)?;
         assert!(has_page(&memory.storage, 0));
         assert_eq!(cached_pages(&memory), 1);
         assert!(read(&memory, 0, 512)?.same(&new));
         assert!(read(&memory, 512, PAGE_SIZE - 512)?.same(&Bytes::pattern(PAGE_SIZE - 512, 2)?));
 
         // Written in full with FUA, the page leaves the cache.
-        memory.write(&Bytes::pattern(PAGE_SIZE, 5)?, 0, true)?;
+        memory.write([&Bytes::pattern(PAGE_SIZE, 5)?], 0, true)?;
         assert_eq!(cached_pages(&memory), 0);
         Ok(())
     }
@@ -528,7 +584,7 @@ mod tests {
         const BLOCK: usize = 16 * PAGE_SIZE;
         let memory = Memory::new(storage()?, BLOCK, PAGE_SIZE as u64)?;
         let data = Bytes::pattern(2 * BLOCK, 3)?;
-        memory.write(&data, 0, false)?;
+        memory.write([&data], 0, false)?;
         assert_eq!(cached_pages(&memory), 1);
         memory.flush()?;
         assert!((0..32).all(|index| has_page(&memory.storage, index)));
