@@ -37,7 +37,10 @@ check: build
 bench: build
 	@out=$${BENCH_OUT:-$${RNULL_CACHE:-$$HOME/.cache/rnull}/bench/$$(date -u +%Y%m%d-%H%M%S)}; \
 	RNULL_VM_OUT=$$out BENCH_OUT=$$out RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-28800} \
-		$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh
+		$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh && \
+	echo "Host: $$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)," \
+		"QEMU with $$(cat $${RNULL_CACHE:-$$HOME/.cache/rnull}/kvm-probe 2>/dev/null || echo tcg)." \
+		>>$$out/info.md && python3 bench/report.py $$out >/dev/null
 
 vm: build
 	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=/abs/path/to/script.sh"; exit 2; }

@@ -145,6 +145,10 @@ def svg(points):
     width = left + step * len(points) + 20
     los = [p["ratio"] - (0 if math.isnan(p["ratio_ci"]) else p["ratio_ci"]) for p in points]
     his = [p["ratio"] + (0 if math.isnan(p["ratio_ci"]) else p["ratio_ci"]) for p in points]
+    # Intervals are clipped to [0, 2]: a few pairs of runs under emulation
+    # can give very wide ones.
+    los = [max(0.0, v) for v in los]
+    his = [min(2.0, v) for v in his]
     lo = min(0.8, math.floor(min(los) * 10) / 10)
     hi = max(1.2, math.ceil(max(his) * 10) / 10)
 
