@@ -106,33 +106,32 @@ test_data_survives_power_cycle() {
 # the store are allocated.
 kernel_kib() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
 
+# expect_kib BASE -ge|-lt MIB WHAT: the kernel memory used since BASE
+# (from kernel_kib) is at least, or below, MIB MiB.
+expect_kib() {
+	local used=$(($(kernel_kib) - $1))
+	[ "$used" "$2" $(($3 * 1024)) ] || { echo "    $4: ${used} KiB more in use"; return 1; }
+}
+
 test_memory_is_freed_with_the_device() {
-	local base used
+	local base
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	mb_device $RCFG/d 128 4096
 	base=$(kernel_kib)
 	dd if=/dev/urandom of=/dev/d bs=1M count=96 oflag=direct status=none
-	used=$(($(kernel_kib) - base))
-	[ "$used" -ge $((96 * 1024)) ] ||
-		{ echo "    96 MiB written but ${used} KiB more in use"; return 1; }
+	expect_kib "$base" -ge 96 "96 MiB written"
 	# A power cycle keeps the data, and its memory.
 	echo 0 >$RCFG/d/power
-	used=$(($(kernel_kib) - base))
-	[ "$used" -ge $((96 * 1024)) ] ||
-		{ echo "    ${used} KiB in use after power off"; return 1; }
+	expect_kib "$base" -ge 96 "after power off"
 	rmdir $RCFG/d
-	used=$(($(kernel_kib) - base))
-	[ "$used" -lt $((4 * 1024)) ] ||
-		{ echo "    ${used} KiB still in use after rmdir"; return 1; }
+	expect_kib "$base" -lt 4 "after rmdir"
 	# The same for a module disk and rmmod.
 	unload_all
 	base=$(kernel_kib)
 	expect_eq "$(load rnull memory_backed=1 gb=1)" 0 "modprobe rnull memory_backed=1"
 	dd if=/dev/urandom of=/dev/rnullb0 bs=1M count=64 oflag=direct status=none
 	expect_eq "$(run modprobe -r rnull)" 0 "rmmod"
-	used=$(($(kernel_kib) - base))
-	[ "$used" -lt $((4 * 1024)) ] ||
-		{ echo "    ${used} KiB still in use after rmmod"; return 1; }
+	expect_kib "$base" -lt 4 "after rmmod"
 }
 
 test_filesystem_on_a_memory_backed_disk() {
@@ -402,26 +401,18 @@ test_cache_size_0_turns_the_cache_off() {
 }
 
 test_cache_memory_is_freed() {
-	local base used
+	local base
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	base=$(kernel_kib)
 	mb_device $RCFG/d 64 4096 cache_size=16
 	dd if=/dev/urandom of=/dev/d bs=1M count=12 oflag=direct status=none
-	used=$(($(kernel_kib) - base))
-	[ "$used" -ge $((12 * 1024)) ] ||
-		{ echo "    12 MiB cached but ${used} KiB more in use"; return 1; }
+	expect_kib "$base" -ge 12 "12 MiB cached"
 	# Power off drops the cache, and the store holds nothing.
 	echo 0 >$RCFG/d/power
-	used=$(($(kernel_kib) - base))
-	[ "$used" -lt $((4 * 1024)) ] ||
-		{ echo "    ${used} KiB still in use after power off"; return 1; }
+	expect_kib "$base" -lt 4 "after power off"
 	echo 1 >$RCFG/d/power
 	dd if=/dev/urandom of=/dev/d bs=1M count=40 oflag=direct conv=fsync status=none
-	used=$(($(kernel_kib) - base))
-	[ "$used" -ge $((40 * 1024)) ] ||
-		{ echo "    40 MiB written but ${used} KiB more in use"; return 1; }
+	expect_kib "$base" -ge 40 "40 MiB written"
 	rmdir $RCFG/d
-	used=$(($(kernel_kib) - base))
-	[ "$used" -lt $((4 * 1024)) ] ||
-		{ echo "    ${used} KiB still in use after rmdir"; return 1; }
+	expect_kib "$base" -lt 4 "after rmdir"
 }
