@@ -107,11 +107,13 @@ impl StorePage {
 
     /// Whether the first sector of `chunk` holds data (a chunk lies within
     /// a block, which is written whole).
+    #[inline]
     pub(crate) fn holds(&self, chunk: &Chunk) -> bool {
         self.valid & (1 << chunk.first_sector()) != 0
     }
 
     /// Copies the part of `buffer` that `chunk` covers into the page.
+    #[inline]
     pub(crate) fn write(&mut self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
         buffer.copy_to_slice(chunk.buffer_offset, &mut self.data[chunk.range()])?;
         self.valid |= chunk.sector_bits();
@@ -119,6 +121,7 @@ impl StorePage {
     }
 
     /// Copies the data `chunk` covers into `buffer`.
+    #[inline]
     pub(crate) fn read(&self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
         buffer.copy_from_slice(chunk.buffer_offset, &self.data[chunk.range()])
     }
@@ -179,6 +182,7 @@ pub(crate) struct Locked<'a> {
 
 impl<'a> Locked<'a> {
     /// The pages, locked.
+    #[inline]
     fn pages(&mut self) -> &mut xarray::Guard<'a, KBox<StorePage>> {
         let storage = self.storage;
         self.pages.get_or_insert_with(|| storage.pages.lock())
@@ -205,11 +209,18 @@ impl<'a> Locked<'a> {
     }
 
     /// Writes the part of `buffer` that `chunk` covers.
+    #[inline]
     fn write(&mut self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
+        // One lookup when the page is there, as it is after the first
+        // write to it.
+        if let Some(page) = self.pages().get_mut(chunk.index) {
+            return page.write(buffer, chunk);
+        }
         self.page_mut(chunk.index)?.write(buffer, chunk)
     }
 
     /// Reads the data `chunk` covers into `buffer`: zeros if it holds none.
+    #[inline]
     fn read(&mut self, buffer: &impl Buffer, chunk: &Chunk) -> Result {
         match self.pages().get(chunk.index) {
             Some(page) if page.holds(chunk) => page.read(buffer, chunk),
@@ -356,16 +367,19 @@ pub(crate) struct Chunk {
 
 impl Chunk {
     /// The bytes of the page the chunk covers.
+    #[inline]
     fn range(&self) -> core::ops::Range<usize> {
         self.offset..self.offset + self.len
     }
 
     /// The first sector of the chunk in the page.
+    #[inline]
     fn first_sector(&self) -> usize {
         self.offset / SECTOR_BYTES
     }
 
     /// The bits of the sectors the chunk covers.
+    #[inline]
     fn sector_bits(&self) -> u64 {
         let sectors = self.len.div_ceil(SECTOR_BYTES);
         let mask = if sectors >= 64 {
