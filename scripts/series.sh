@@ -8,7 +8,7 @@ source "$(dirname "$0")/common.sh"
 git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
 	die "uncommitted changes in $SRC: commit them first"
 rm -f "$REPO"/patches/*.patch
-git -C "$SRC" format-patch -q --no-numbered --zero-commit --no-signature \
+git -C "$SRC" format-patch -q --no-numbered --zero-commit --no-signature --abbrev=9 \
 	-o "$REPO/patches" pristine..HEAD
 (cd "$REPO/patches" && ls -- *.patch 2>/dev/null || true) >"$REPO/patches/series"
 # The tree already holds exactly this series: record it so the next build
