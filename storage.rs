@@ -175,17 +175,22 @@ impl Storage {
 /// first use, held for the rest of the run and released only while a page
 /// is allocated, or by [`Locked::unlock`], as C holds its lock for a whole
 /// transfer.
+///
+/// The pages are looked up through an [`xarray::Cursor`]: the chunks of a
+/// transfer are in consecutive pages, and the lookup of the page after the
+/// last one is a step in the array rather than a walk from its root.
 pub(crate) struct Locked<'a> {
     storage: &'a Storage,
-    pages: Option<xarray::Guard<'a, KBox<StorePage>>>,
+    pages: Option<xarray::Cursor<'a, KBox<StorePage>>>,
 }
 
 impl<'a> Locked<'a> {
     /// The pages, locked.
     #[inline]
-    fn pages(&mut self) -> &mut xarray::Guard<'a, KBox<StorePage>> {
+    fn pages(&mut self) -> &mut xarray::Cursor<'a, KBox<StorePage>> {
         let storage = self.storage;
-        self.pages.get_or_insert_with(|| storage.pages.lock())
+        self.pages
+            .get_or_insert_with(|| storage.pages.lock().into_cursor())
     }
 
     /// Releases the lock, before something that may sleep.
