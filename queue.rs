@@ -78,6 +78,11 @@ pub(crate) struct HwQueue {
     /// is reserved up front, so adding a request never allocates.
     #[pin]
     poll_list: SpinLock<KVVec<ARef<Request>>>,
+    /// The length of `poll_list`, stored whenever it changes (under its
+    /// lock). A poll that reads 0 returns without taking the lock, which
+    /// submitters need: pollers spin, and most polls find nothing. Reading
+    /// 0 just after a request was added only delays it to the next poll.
+    polled: Atomic<usize>,
 }
 
 /// The data rnull keeps in every request.
@@ -123,6 +128,7 @@ impl Operations for NullBlk {
         KBox::pin_init(
             pin_init!(HwQueue {
                 poll_list <- new_spinlock!(poll_list),
+                polled: Atomic::new(0),
             }),
             GFP_KERNEL,
         )
@@ -163,19 +169,25 @@ impl Operations for NullBlk {
         // adding more. They are taken off the list a handful at a time, so
         // that the lock is not taken for each, and ended together with the
         // batch, as C does.
+        if hw_queue.polled.load(Relaxed) == 0 {
+            return 0;
+        }
         let mut left = usize::MAX;
         let mut completed = 0;
+        let mut taken: [Option<ARef<Request>>; POLL_BATCH] = [const { None }; POLL_BATCH];
         loop {
-            let mut taken: [Option<ARef<Request>>; POLL_BATCH] = [const { None }; POLL_BATCH];
-            {
+            let count = {
                 let mut list = hw_queue.poll_list.lock();
                 left = left.min(list.len());
-                for slot in taken.iter_mut().take(left) {
+                let count = left.min(POLL_BATCH);
+                for slot in &mut taken[..count] {
                     *slot = list.pop();
                 }
-            }
-            left -= left.min(POLL_BATCH);
-            for rq in taken.into_iter().flatten() {
+                hw_queue.polled.store(list.len(), Relaxed);
+                count
+            };
+            left -= count;
+            for rq in taken[..count].iter_mut().filter_map(Option::take) {
                 rq.data().set_status(transfer(queue_data, &rq));
                 let status = rq.data().status();
                 if mq::Request::end_batched(rq, status, batch).is_err() {
@@ -198,7 +210,9 @@ impl Operations for NullBlk {
             let Some(position) = list.iter().position(|r| core::ptr::eq(&**r, rq)) else {
                 return TimeoutAction::Done;
             };
-            list.remove(position).ok()
+            let polled = list.remove(position).ok();
+            hw_queue.polled.store(list.len(), Relaxed);
+            polled
         } else {
             None
         };
@@ -226,9 +240,14 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Reque
     let fake_timeout = rq.should_fake_timeout();
 
     if rq.queue_type() == QueueType::Poll {
-        if let Err(full) = hw_queue.poll_list.lock().push_within_capacity(rq) {
+        let mut list = hw_queue.poll_list.lock();
+        match list.push_within_capacity(rq) {
+            Ok(()) => hw_queue.polled.store(list.len(), Relaxed),
             // Cannot happen: a queue holds at most `queue_depth` requests.
-            end_request(full.0);
+            Err(full) => {
+                drop(list);
+                end_request(full.0);
+            }
         }
         return;
     }
