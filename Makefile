@@ -12,11 +12,12 @@ else
 
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: check bench vm build setup series lint help
+.PHONY: check bench insn vm build setup series lint help
 
 help:
 	@echo "make check            build, boot the test VM and run tests/ (CI runs this)"
 	@echo "make bench            build, boot and compare rnull with null_blk using fio"
+	@echo "make insn             count the guest's instructions per request on each driver"
 	@echo "make vm SCRIPT=/abs/path.sh   run your own script in the VM as root"
 	@echo "make build            set up the machine and build the kernel only"
 	@echo "make series           turn commits in the kernel tree into patches/"
@@ -41,6 +42,10 @@ bench: build
 	echo "Host: $$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)," \
 		"QEMU with $$(cat $${RNULL_CACHE:-$$HOME/.cache/rnull}/kvm-probe 2>/dev/null || echo tcg)." \
 		>>$$out/info.md && python3 bench/report.py $$out >/dev/null
+
+# Instructions per request on each driver, by function (bench/insn.sh).
+insn: build
+	@$(CURDIR)/bench/insn.sh
 
 vm: build
 	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=/abs/path/to/script.sh"; exit 2; }

@@ -22,6 +22,8 @@
 #   BENCH_POLL_BS     block sizes polled points use (default: 4k; full: all)
 #   BENCH_SIZE        device size in MiB (256)
 #   BENCH_OUT         results directory (default: a new one under /tmp)
+#   BENCH_AA          1: an A/A run, null_blk against a second null_blk device
+#   BENCH_INSN_*      set by bench/insn.sh, which counts instructions
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,6 +63,14 @@ POLL_BS=${BENCH_POLL_BS:-$poll_bs}
 SIZE=${BENCH_SIZE:-256}
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/rnull-bench.XXXXXX)}
 RCFG=/sys/kernel/config/rnull/bench
+# BENCH_AA=1 puts a second null_blk device, set up alike, where rnull's would
+# be: the ratios of such an A/A run show how far two identical devices differ
+# here, the noise that rnull's ratios are to be read against.
+AA=${BENCH_AA:-0}
+[ "$AA" = 0 ] || RCFG=/sys/kernel/config/nullb/bench
+# The options of every measured fio run.
+FIO=(--ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1 --nonvectored=1
+	--gtod_reduce=1 --norandommap --random_generator=lfsr --thread)
 CCFG=/sys/kernel/config/nullb/bench_c
 
 list() { tr ',' ' ' <<<"$1"; }
@@ -120,11 +130,16 @@ run_point() {
 		r=(--name=r$i --filename=/dev/bench --stonewall)
 		if ((i % 2)); then jobs+=("${c[@]}" "${r[@]}"); else jobs+=("${r[@]}" "${c[@]}"); fi
 	done
-	fio --output-format=json --output="$file" --ioengine=io_uring --direct=1 \
-		--fixedbufs=1 --registerfiles=1 --nonvectored=1 --hipri="$6" \
-		--gtod_reduce=1 --norandommap --random_generator=lfsr --time_based \
-		--thread --runtime="${RUNTIME_MS}ms" --rw="$2" --bs="$3" --iodepth="$4" --numjobs="$5" \
+	fio --output-format=json --output="$file" "${FIO[@]}" --hipri="$6" --time_based \
+		--runtime="${RUNTIME_MS}ms" --rw="$2" --bs="$3" --iodepth="$4" --numjobs="$5" \
 		--group_reporting "${jobs[@]}" >/dev/null
+}
+
+# fill DEV: writes all of /dev/DEV, so that reads of a memory-backed disk
+# find data everywhere.
+fill() {
+	fio --name=fill --filename="/dev/$1" --ioengine=io_uring --direct=1 \
+		--rw=write --bs=1M --iodepth=8 >/dev/null
 }
 
 # progress N FILE: a line for point N, with the mean IOPS of each driver
@@ -138,12 +153,44 @@ progress() {
 		" ratio \($r / $c * 1000 | round / 1000)"' "$2"
 }
 
+# For bench/insn.sh: BENCH_INSN_DRIVER (null_blk or rnull) names the one
+# device to make, set up with the first value of each setting; it is filled
+# if memory-backed, fio does BENCH_INSN_IOS requests on it, and the kernel's
+# symbols are saved in OUT.
+if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
+	first() { list "$1" | awk '{ print $1; exit }'; }
+	mem=$(first "$MEMS") cm=$(first "$CMS")
+	case $BENCH_INSN_DRIVER in
+	null_blk) dev=bench_c dir=$CCFG ;;
+	rnull) dev=bench dir=$RCFG ;;
+	*)
+		echo "BENCH_INSN_DRIVER must be null_blk or rnull" >&2
+		exit 2
+		;;
+	esac
+	# Huge pages the guest may make or not, when fio faults its memory in,
+	# would make the counts of two boots differ.
+	thp=/sys/kernel/mm/transparent_hugepage/enabled
+	if [ -w $thp ]; then echo never >$thp; fi
+	make_dev "$dir" $dev "$mem" "$cm"
+	if [ "$mem" = 1 ]; then fill $dev; fi
+	fio --name=insn --filename=/dev/$dev "${FIO[@]}" \
+		--hipri="$([ "$cm" = poll ] && echo 1 || echo 0)" --rw="$(first "$RWS")" \
+		--bs="$(first "$BSS")" --iodepth="$(first "$QDS")" --numjobs="$(first "$NJS")" \
+		--number_ios="${BENCH_INSN_IOS:?}" --io_size=1T >/dev/null
+	mkdir -p "$OUT"
+	cat /proc/kallsyms >"$OUT/kallsyms"
+	exit 0
+fi
+
 mkdir -p "$OUT/raw"
 {
 	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on Linux $(uname -r)," \
 		"$(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1))" \
 		"${RNULL_IN_VM:+in the QEMU test VM}; mode $MODE, $REPS pairs of runs" \
 		"of ${RUNTIME} s per point, devices of $SIZE MiB."
+	[ "$AA" = 0 ] || echo "A/A run (BENCH_AA=1): the \"rnull\" columns are a second" \
+		"null_blk device."
 } >"$OUT/info.md"
 
 points=0
@@ -166,11 +213,8 @@ for mem in $(list "$MEMS"); do
 		make_dev $CCFG bench_c "$mem" "$cm"
 		make_dev $RCFG bench "$mem" "$cm"
 		if [ "$mem" = 1 ]; then
-			# Reads of a memory-backed disk find data everywhere.
-			for dev in bench_c bench; do
-				fio --name=fill --filename=/dev/$dev --ioengine=io_uring --direct=1 \
-					--rw=write --bs=1M --iodepth=8 >/dev/null
-			done
+			fill bench_c
+			fill bench
 		fi
 		for rw in $(list "$RWS"); do
 			for bs in $(list "$BSS"); do

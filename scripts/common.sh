@@ -31,3 +31,32 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 series_id() {
 	(cd "$REPO/patches" && cat series $(cat series)) | sha256sum | cut -c1-16
 }
+
+# private_apt DIR LINE...: an apt configuration in DIR whose only sources are
+# the sources.list LINEs, for downloads the system's sources cannot provide
+# (they stay untouched); its lists are fetched, and APT_OPTS holds the
+# options that select it.
+private_apt() {
+	local dir=$1
+	shift
+	rm -rf "$dir" && mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	printf '%s\n' "$@" >"$dir/sources.list"
+	APT_OPTS=(-o Dir::Etc::sourcelist="$dir/sources.list"
+		-o Dir::Etc::sourceparts=/dev/null
+		-o Dir::State::Lists="$dir/lists"
+		-o Dir::Cache="$dir/cache" -o Debug::NoLocking=1
+		-o APT::Sandbox::User=root)
+	apt-get "${APT_OPTS[@]}" update -qq
+}
+
+DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# The Debian mirror this machine's apt sources use.
+debian_mirror() {
+	local mirror
+	mirror=$(grep -hoE '^(URIs:|deb) +[^ ]+/debian/?( |$)' \
+		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+		awk '{print $2; exit}' || true)
+	[ -n "$mirror" ] || die "no Debian mirror found in the apt sources"
+	echo "$mirror"
+}

@@ -44,22 +44,10 @@ TARBALL=$CACHE/linux-source-$KVER.tar.xz
 if [ ! -s "$TARBALL" ]; then
 	log "downloading Debian linux-source-$KVER (trixie-backports)"
 	apt=$CACHE/apt
-	rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/deb"
-	# Use the Debian mirror this machine is already configured with.
-	mirror=$(grep -hoE '^(URIs:|deb) +[^ ]+/debian/?( |$)' \
-		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
-		awk '{print $2; exit}' || true)
-	[ -n "$mirror" ] || die "no Debian mirror found in the apt sources"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-		"$mirror trixie-backports main" >"$apt/sources.list"
-	opts=(-o Dir::Etc::sourcelist="$apt/sources.list"
-		-o Dir::Etc::sourceparts=/dev/null
-		-o Dir::State::Lists="$apt/lists"
-		-o Dir::Cache="$apt/cache" -o Debug::NoLocking=1
-		-o APT::Sandbox::User=root)
-	mkdir -p "$apt/cache/archives/partial"
-	apt-get "${opts[@]}" update -qq
-	(cd "$apt/deb" && apt-get "${opts[@]}" download linux-source-$KVER)
+	mirror=$(debian_mirror)
+	private_apt "$apt" "deb [signed-by=$DEBIAN_KEYRING] $mirror trixie-backports main"
+	mkdir -p "$apt/deb"
+	(cd "$apt/deb" && apt-get "${APT_OPTS[@]}" download linux-source-$KVER)
 	dpkg -x "$apt"/deb/linux-source-"$KVER"_*.deb "$apt/x"
 	mv "$apt"/x/usr/src/linux-source-$KVER.tar.xz "$TARBALL.tmp"
 	mv "$TARBALL.tmp" "$TARBALL"

@@ -7,7 +7,8 @@
 # $RNULL_VM_TIMEOUT, is killed and the tail of its console shown. A kernel
 # log with a warning, BUG, Oops, lockdep or KASAN report fails the run.
 # $RNULL_VM_OUT, if set, is a host directory the guest may write to, at the
-# same path.
+# same path. $RNULL_VM_QEMU_ARGS are more arguments for QEMU (a plugin, for
+# bench/insn.sh).
 source "$(dirname "$0")/common.sh"
 
 script=${1:?usage: vm.sh /abs/path/to/script}
@@ -85,9 +86,10 @@ run_qemu() { # accel script log
 	for v in $(compgen -e | grep -E '^(RNULL_TESTS|BENCH_[A-Z_]+)$' || true); do
 		append+=" $v=${!v// /}"
 	done
-	# shellcheck disable=SC2046
+	# RNULL_VM_QEMU_ARGS is split into words, as on a command line.
+	# shellcheck disable=SC2046,SC2086
 	qemu-system-x86_64 $(qemu_args "$1") -smp "$smp" -m "$MEM" "${numa[@]}" \
-		-nodefaults -no-reboot -display none -serial stdio \
+		${RNULL_VM_QEMU_ARGS:-} -nodefaults -no-reboot -display none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
 		-fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=host,mount_tag=hostroot "${out[@]}" \
