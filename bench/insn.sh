@@ -15,15 +15,16 @@
 # symbols and writes the table.
 #
 # Settings (environment): one value each of BENCH_RW (randwrite), BENCH_BS
-# (64k), BENCH_IODEPTH (1), BENCH_MEMORY (1), BENCH_COMPLETION (0) and
-# BENCH_SIZE, as for bench/bench.sh; BENCH_INSN_IOS, N (20000); BENCH_OUT,
-# the results directory (default: a new one in the cache).
+# (64k), BENCH_IODEPTH (1), BENCH_NUMJOBS (1), BENCH_MEMORY (1),
+# BENCH_COMPLETION (0) and BENCH_SIZE, as for bench/bench.sh; BENCH_INSN_IOS,
+# N (20000); BENCH_OUT, the results directory (default: a new one in the
+# cache); RNULL_VM_CPUS (1: with more, the counts are close but not exact).
 source "$(dirname "$0")/../scripts/common.sh"
 
 export BENCH_RW=${BENCH_RW:-randwrite} BENCH_BS=${BENCH_BS:-64k}
-export BENCH_IODEPTH=${BENCH_IODEPTH:-1} BENCH_MEMORY=${BENCH_MEMORY:-1}
-export BENCH_COMPLETION=${BENCH_COMPLETION:-0}
-for v in BENCH_RW BENCH_BS BENCH_IODEPTH BENCH_MEMORY BENCH_COMPLETION; do
+export BENCH_IODEPTH=${BENCH_IODEPTH:-1} BENCH_NUMJOBS=${BENCH_NUMJOBS:-1}
+export BENCH_MEMORY=${BENCH_MEMORY:-1} BENCH_COMPLETION=${BENCH_COMPLETION:-0}
+for v in BENCH_RW BENCH_BS BENCH_IODEPTH BENCH_NUMJOBS BENCH_MEMORY BENCH_COMPLETION; do
 	[[ ${!v} != *,* ]] || die "$v: one value only"
 done
 IOS=${BENCH_INSN_IOS:-20000}
@@ -65,14 +66,14 @@ if [ ! -f "$plugin" ] || [ "$REPO/bench/tbcount.c" -nt "$plugin" ] ||
 		-o "$plugin" "$REPO/bench/tbcount.c"
 fi
 
-echo "instructions per request, $BENCH_RW $BENCH_BS qd$BENCH_IODEPTH" \
+echo "instructions per request, $BENCH_RW $BENCH_BS qd$BENCH_IODEPTH j$BENCH_NUMJOBS" \
 	"memory_backed=$BENCH_MEMORY completion=$BENCH_COMPLETION: 4 boots, results in $out"
 for driver in null_blk rnull; do
 	for n in "$IOS" $((2 * IOS)); do
 		run=$out/$driver-$n
 		mkdir -p "$run"
 		log "$driver: $n requests"
-		RNULL_VM_CPUS=1 RNULL_VM_OUT=$run BENCH_OUT=$run BENCH_INSN_DRIVER=$driver \
+		RNULL_VM_CPUS=${RNULL_VM_CPUS:-1} RNULL_VM_OUT=$run BENCH_OUT=$run BENCH_INSN_DRIVER=$driver \
 			BENCH_INSN_IOS=$n RNULL_VM_QEMU_ARGS="-plugin $plugin,out=$run/blocks" \
 			"$REPO/scripts/vm.sh" "$REPO/bench/bench.sh"
 		[ -s "$run/blocks" ] && [ -s "$run/kallsyms" ] ||
