@@ -9,9 +9,9 @@
 //! number, or until a FLUSH writes all of them back.
 
 use crate::storage::{
-    Buffer,
     Chunk,
     Locked,
+    Source,
     StorePage, //
 };
 use kernel::{
@@ -64,7 +64,7 @@ impl Cache {
     pub(crate) fn write(
         &mut self,
         store: &mut Locked<'_>,
-        buffer: &impl Buffer,
+        buffer: &impl Source,
         chunk: &Chunk,
     ) -> Result {
         if let Some(page) = self.pages.get_mut(&chunk.index) {

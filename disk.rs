@@ -282,11 +282,16 @@ impl Settings {
         }
     }
 
-    /// Capacity in 512-byte sectors.
+    /// Capacity in 512-byte sectors. C computes the capacity in bytes,
+    /// which wraps around from 16 EiB on; rnull refuses such sizes.
     fn capacity_sectors(&self) -> Result<u64> {
-        self.size
-            .checked_mul(1 << (20 - block::SECTOR_SHIFT))
-            .ok_or(EINVAL)
+        match self.size.checked_mul(1 << 20) {
+            Some(bytes) => Ok(bytes >> block::SECTOR_SHIFT),
+            None => {
+                pr_err!("size {} MiB is too large\n", self.size);
+                Err(EINVAL)
+            }
+        }
     }
 }
 
@@ -577,8 +582,14 @@ mod tests {
         };
         assert_eq!(s.capacity_sectors(), Ok(3 << 11));
 
+        // The largest size whose bytes fit in 64 bits, and the next.
         let s = Settings {
-            size: u64::MAX >> 10,
+            size: u64::MAX >> 20,
+            ..settings()
+        };
+        assert_eq!(s.capacity_sectors(), Ok((u64::MAX >> 20) << 11));
+        let s = Settings {
+            size: (u64::MAX >> 20) + 1,
             ..settings()
         };
         assert_eq!(s.capacity_sectors(), Err(EINVAL));

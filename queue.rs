@@ -14,6 +14,7 @@ use kernel::{
             Operations,
             QueueType,
             RequestBatch,
+            TimedOutRequest,
             TimeoutAction, //
         },
         SECTOR_SHIFT,
@@ -21,7 +22,6 @@ use kernel::{
     new_spinlock,
     prelude::*,
     sync::{
-        aref::ARef,
         atomic::{
             Atomic,
             Relaxed, //
@@ -29,11 +29,15 @@ use kernel::{
         SpinLock, //
     },
     time::Delta,
+    types::Owned,
 };
 
 use crate::storage::Memory;
 
 type Request = mq::Request<NullBlk>;
+
+/// The handle of a request the driver holds.
+type OwnedRequest = Owned<Request>;
 
 /// How many polled requests [`NullBlk::poll`] takes off the list at once.
 const POLL_BATCH: usize = 16;
@@ -77,7 +81,7 @@ pub(crate) struct HwQueue {
     /// Polled requests waiting for [`NullBlk::poll`]. Room for a full queue
     /// is reserved up front, so adding a request never allocates.
     #[pin]
-    poll_list: SpinLock<KVVec<ARef<Request>>>,
+    poll_list: SpinLock<KVVec<OwnedRequest>>,
     /// The length of `poll_list`, stored whenever it changes (under its
     /// lock). A poll that reads 0 returns without taking the lock, which
     /// submitters need: pollers spin, and most polls find nothing. Reading
@@ -138,9 +142,9 @@ impl Operations for NullBlk {
     fn queue_rq(
         hw_queue: Pin<&HwQueue>,
         queue_data: &QueueData,
-        rq: ARef<Request>,
+        rq: OwnedRequest,
         _is_last: bool,
-    ) -> Result {
+    ) -> Result<(), (OwnedRequest, Error)> {
         queue_request(hw_queue, queue_data, rq);
         Ok(())
     }
@@ -156,25 +160,25 @@ impl Operations for NullBlk {
     fn commit_rqs(_hw_queue: Pin<&HwQueue>, _queue_data: &QueueData) {}
 
     #[inline(always)]
-    fn complete(rq: ARef<Request>) {
+    fn complete(rq: OwnedRequest) {
         end_request(rq);
     }
 
     fn poll(
         hw_queue: Pin<&HwQueue>,
-        queue_data: &QueueData,
+        _queue_data: &QueueData,
         batch: &mut CompletionBatch<'_>,
     ) -> u32 {
         // Only the requests there at the first look: submitters may keep
         // adding more. They are taken off the list a handful at a time, so
         // that the lock is not taken for each, and ended together with the
-        // batch, as C does.
+        // batch, as C does. Their data moved when they were queued.
         if hw_queue.polled.load(Relaxed) == 0 {
             return 0;
         }
         let mut left = usize::MAX;
         let mut completed = 0;
-        let mut taken: [Option<ARef<Request>>; POLL_BATCH] = [const { None }; POLL_BATCH];
+        let mut taken: [Option<OwnedRequest>; POLL_BATCH] = [const { None }; POLL_BATCH];
         loop {
             let count = {
                 let mut list = hw_queue.poll_list.lock();
@@ -188,11 +192,8 @@ impl Operations for NullBlk {
             };
             left -= count;
             for rq in taken[..count].iter_mut().filter_map(Option::take) {
-                rq.data().set_status(transfer(queue_data, &rq));
                 let status = rq.data().status();
-                if mq::Request::end_batched(rq, status, batch).is_err() {
-                    pr_err!("request still referenced at completion\n");
-                }
+                rq.end_batched(status, batch);
                 completed += 1;
             }
             if left == 0 {
@@ -202,12 +203,12 @@ impl Operations for NullBlk {
         completed
     }
 
-    fn timeout(hw_queue: Pin<&HwQueue>, rq: &Request) -> TimeoutAction {
+    fn timeout(hw_queue: Pin<&HwQueue>, rq: TimedOutRequest<'_, NullBlk>) -> TimeoutAction {
         // A polled request is taken off the poll list, unless polling has
         // completed it meanwhile.
         let polled = if rq.queue_type() == QueueType::Poll {
             let mut list = hw_queue.poll_list.lock();
-            let Some(position) = list.iter().position(|r| core::ptr::eq(&**r, rq)) else {
+            let Some(position) = list.iter().position(|r| rq.is(r)) else {
                 return TimeoutAction::Done;
             };
             let polled = list.remove(position).ok();
@@ -224,7 +225,7 @@ impl Operations for NullBlk {
         // Any other is still held by its submitter or its timer, which ends
         // it with the error stored above.
         if let Some(rq) = polled.or_else(|| rq.reclaim()) {
-            mq::Request::complete(rq);
+            rq.complete();
         }
         TimeoutAction::Done
     }
@@ -233,13 +234,19 @@ impl Operations for NullBlk {
 /// Queues `rq`, issued on `hw_queue` of the disk of `queue_data`: the work
 /// of C's `null_queue_rq`, which cannot fail for a null device.
 #[inline(always)]
-fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Request>) {
+fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: OwnedRequest) {
     rq.data().error.store(0, Relaxed);
     // Like C, the fault injection is consulted for every request, and
     // polled requests are completed by polling even if it fires.
     let fake_timeout = rq.should_fake_timeout();
 
     if rq.queue_type() == QueueType::Poll {
+        // Unlike C, which moves the data of a polled request in `poll`, it
+        // moves here: `poll` runs inside an RCU read-side critical section
+        // (`bio_poll`), where the page allocations and the cache mutex of a
+        // memory-backed disk must not sleep, while the queues of such a disk
+        // are blocking, so `queue_rq` may.
+        rq.data().set_status(transfer(queue_data, &rq));
         let mut list = hw_queue.poll_list.lock();
         match list.push_within_capacity(rq) {
             Ok(()) => hw_queue.polled.store(list.len(), Relaxed),
@@ -252,15 +259,16 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: ARef<Reque
         return;
     }
     if fake_timeout {
-        // Dropped without ending: the block layer times it out.
+        // Dropped without ending: parked, the block layer times it out.
+        drop(rq);
         return;
     }
 
     rq.data().set_status(transfer(queue_data, &rq));
     match queue_data.irqmode {
         IrqMode::None => end_request(rq),
-        IrqMode::Soft => mq::Request::complete(rq),
-        IrqMode::Timer => mq::Request::complete_after(rq, queue_data.completion),
+        IrqMode::Soft => rq.complete(),
+        IrqMode::Timer => rq.complete_after(queue_data.completion),
     }
 }
 
@@ -279,8 +287,8 @@ fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
 fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
     let pos = rq.sector() << SECTOR_SHIFT;
     match rq.command() {
-        Op::Read => memory.read(rq.segments(), pos)?,
-        Op::Write => memory.write(rq.segments(), pos, rq.is_fua())?,
+        Op::Read => memory.read(rq.read_segments(), pos)?,
+        Op::Write => memory.write(rq.write_segments(), pos, rq.is_fua())?,
         Op::Discard => memory.discard(pos, rq.bytes().try_into()?)?,
         // As C, a FLUSH that fails for want of memory ends with -ENOMEM.
         Op::Flush => memory.flush().map_err(|_| ENOMEM)?,
@@ -292,12 +300,7 @@ fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
 
 /// Ends `rq` with the status recorded in it.
 #[inline(always)]
-fn end_request(rq: ARef<Request>) {
+fn end_request(rq: OwnedRequest) {
     let status = rq.data().status();
-    // The driver holds one reference to a request at a time, so the one it
-    // ends is unique and `end` cannot fail; there is nothing else that
-    // could end the request if it did.
-    if mq::Request::end(rq, status).is_err() {
-        pr_err!("request still referenced at completion\n");
-    }
+    rq.end(status);
 }

@@ -220,3 +220,19 @@ test_rmmod_refused_while_devices_exist() {
 	expect_same "$(run modprobe -r rnull)" "$(run modprobe -r null_blk)" "rmmod"
 	expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 1 "rnull still loaded"
 }
+
+test_sizes_of_16_eib_and_more_are_refused() {
+	# The capacity in bytes no longer fits in 64 bits: rnull refuses it,
+	# null_blk wraps it around to a disk of nothing.
+	load_both
+	mkdir $RCFG/d $CCFG/c
+	expect_eq "$(wr $RCFG/d/size 17592186044416)" 0 "size 16 EiB (rnull)"
+	expect_eq "$(wr $CCFG/c/size 17592186044416)" 0 "size 16 EiB (null_blk)"
+	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power-on with 16 EiB (rnull)"
+	dmesg | tail -n 5 | grep -q "rnull: size 17592186044416 MiB is too large" ||
+		{ echo "    no error message from rnull"; return 1; }
+	expect_eq "$(wr $CCFG/c/power 1)" 0 "power-on with 16 EiB (null_blk)"
+	expect_eq "$(</sys/block/c/size)" 0 "null_blk's disk size"
+	expect_eq "$(wr $RCFG/d/size 17592186044415)" 0 "size just below 16 EiB"
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "power-on just below 16 EiB"
+}
