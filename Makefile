@@ -12,10 +12,11 @@ else
 
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: check bench insn vm build setup series lint help
+.PHONY: check check-debug bench insn vm build build-debug setup series lint help
 
 help:
 	@echo "make check            build, boot the test VM and run tests/ (CI runs this)"
+	@echo "make check-debug      the same tests on a kernel with KASAN, lockdep, kmemleak, ..."
 	@echo "make bench            build, boot and compare rnull with null_blk using fio"
 	@echo "make insn             count the guest's instructions per request on each driver"
 	@echo "make vm SCRIPT=/abs/path.sh   run your own script in the VM as root"
@@ -29,16 +30,38 @@ setup:
 build:
 	@$(SCRIPTS)/build.sh
 
+build-debug:
+	@RNULL_KERNEL=debug $(SCRIPTS)/build.sh
+
 # The tests run on two NUMA nodes, so that per-node queues and home_node
 # are exercised.
+# The host's checks (misuses of the request API that must not compile, the
+# VM runner's handling of splats) run first; the VM's test run counts their
+# results with its own.
 check: build
-	@RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} $(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
+	@results=$${RNULL_CACHE:-$$HOME/.cache/rnull}/host-results; \
+	$(SCRIPTS)/compile-fail.sh $$results >/dev/null; \
+	$(SCRIPTS)/harness-check.sh $$results >/dev/null; \
+	RNULL_HOST_RESULTS=$$results RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} \
+		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
+
+# The same tests on the debug kernel (config/debug.config), which is about
+# ten times slower under TCG; the fuzzer does 10000 operations there.
+# RNULL_TESTS selects tests as for make check.
+check-debug: build-debug
+	@RNULL_KERNEL=debug RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} \
+		RNULL_VM_IDLE=$${RNULL_VM_IDLE:-900} RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-10800} \
+		RNULL_FUZZ_OPS=$${RNULL_FUZZ_OPS:-10000} RNULL_FUZZ_SECONDS=$${RNULL_FUZZ_SECONDS:-7200} \
+		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
 
 # The results go to BENCH_OUT, by default a new directory in the cache.
 bench: build
 	@out=$${BENCH_OUT:-$${RNULL_CACHE:-$$HOME/.cache/rnull}/bench/$$(date -u +%Y%m%d-%H%M%S)}; \
 	RNULL_VM_OUT=$$out BENCH_OUT=$$out RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-28800} \
-		$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh && \
+		$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh || { \
+		[ -e $$out/INVALID ] || echo "Results invalid: the benchmark run failed" \
+			"(see the console above)." >$$out/INVALID; \
+		echo "bench: results in $$out are invalid ($$out/INVALID)" >&2; exit 1; }; \
 	echo "Host: $$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)," \
 		"QEMU with $$(cat $${RNULL_CACHE:-$$HOME/.cache/rnull}/kvm-probe 2>/dev/null || echo tcg)." \
 		>>$$out/info.md && python3 bench/report.py $$out >/dev/null

@@ -74,6 +74,24 @@ FIO=(--ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1 --nonvectore
 CCFG=/sys/kernel/config/nullb/bench_c
 
 list() { tr ',' ' ' <<<"$1"; }
+
+# A warning, BUG or lockdep report in the kernel log makes the figures
+# worthless: check_log stops the run at the first point after one, leaving
+# OUT/INVALID with the log lines and no table.
+LOG_BAD='WARNING:|BUG:|Oops|general protection|KASAN:|UBSAN:|circular locking|recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|Call Trace:'
+log_start=$(dmesg | wc -l)
+check_log() { # WHAT: what was run last
+	local bad
+	bad=$(dmesg | tail -n +"$((log_start + 1))" | grep -E "$LOG_BAD" || true)
+	[ -z "$bad" ] && return 0
+	mkdir -p "$OUT"
+	{
+		echo "Results invalid: the kernel log has warnings, after $1:"
+		dmesg | tail -n +"$((log_start + 1))" | tail -n 80
+	} >"$OUT/INVALID"
+	echo "bench: the kernel log has warnings after $1; results invalid ($OUT/INVALID)" >&2
+	exit 1
+}
 in_list() { [[ ",$2," == *",$1,"* ]]; }
 
 remove_devs() {
@@ -179,6 +197,7 @@ if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
 		--bs="$(first "$BSS")" --iodepth="$(first "$QDS")" --numjobs="$(first "$NJS")" \
 		--number_ios="${BENCH_INSN_IOS:?}" --io_size=1T >/dev/null
 	mkdir -p "$OUT"
+	check_log "the counted run"
 	cat /proc/kallsyms >"$OUT/kallsyms"
 	exit 0
 fi
@@ -216,6 +235,7 @@ for mem in $(list "$MEMS"); do
 			fill bench_c
 			fill bench
 		fi
+		check_log "making the devices (memory_backed=$mem, completion $cm)"
 		for rw in $(list "$RWS"); do
 			for bs in $(list "$BSS"); do
 				[ "$cm" != poll ] || in_list "$bs" "$POLL_BS" || [ "$POLL_BS" = all ] ||
@@ -226,6 +246,7 @@ for mem in $(list "$MEMS"); do
 						run_point "$file" "$rw" "$bs" "$qd" "$nj" \
 							"$([ "$cm" = poll ] && echo 1 || echo 0)"
 						done_points=$((done_points + 1))
+						check_log "$(basename "$file" .json)"
 						progress "$done_points" "$file"
 					done
 				done

@@ -73,9 +73,12 @@ for driver in null_blk rnull; do
 		run=$out/$driver-$n
 		mkdir -p "$run"
 		log "$driver: $n requests"
+		# A run whose kernel log has warnings fails (scripts/init.sh, and
+		# bench.sh's INVALID file): its counts are not used.
 		RNULL_VM_CPUS=${RNULL_VM_CPUS:-1} RNULL_VM_OUT=$run BENCH_OUT=$run BENCH_INSN_DRIVER=$driver \
 			BENCH_INSN_IOS=$n RNULL_VM_QEMU_ARGS="-plugin $plugin,out=$run/blocks" \
-			"$REPO/scripts/vm.sh" "$REPO/bench/bench.sh"
+			"$REPO/scripts/vm.sh" "$REPO/bench/bench.sh" ||
+			die "$run: the run failed; its counts are invalid${run:+ ($(head -n 1 "$run/INVALID" 2>/dev/null))}"
 		[ -s "$run/blocks" ] && [ -s "$run/kallsyms" ] ||
 			die "$run: the counts or the guest's symbols are missing"
 	done

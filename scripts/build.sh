@@ -57,25 +57,32 @@ for f in "${DRIVER_FILES[@]}"; do
 	cmp -s "$REPO/$f" "$dst/$f" || cp "$REPO/$f" "$dst/$f"
 done
 
-# 4. Configuration: tinyconfig + fragment, redone when the fragment changes.
+# 4. Configuration: tinyconfig + fragments, redone when a fragment changes.
 mkdir -p "$OUT"
-frag=$REPO/config/rnull.config
-cfg_id=$(sha256sum "$frag" | cut -c1-16)
+cfg_id=$(cat "${FRAGMENTS[@]}" | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.rnull-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -f "$OUT/.config" ]; then
-	log "configuring the kernel (tinyconfig + config/rnull.config)"
+	log "configuring the kernel (tinyconfig + ${FRAGMENTS[*]#"$REPO/"})"
 	"${KMAKE[@]}" -s tinyconfig >/dev/null
 	KCONFIG_CONFIG="$OUT/.config" "$SRC/scripts/kconfig/merge_config.sh" \
-		-m -O "$OUT" "$OUT/.config" "$frag" >/dev/null
+		-m -O "$OUT" "$OUT/.config" "${FRAGMENTS[@]}" >/dev/null
 	"${KMAKE[@]}" -s olddefconfig >/dev/null
 	bad=0
 	while IFS= read -r line; do
-		case "$line" in CONFIG_*=*) ;; *) continue ;; esac
-		grep -qx -- "$line" "$OUT/.config" || {
+		case "$line" in
+		CONFIG_*=*) want=$line ;;
+		"# CONFIG_"*" is not set") want=${line#"# "} want="${want%% *}=" ;;
+		*) continue ;;
+		esac
+		if [[ $want == *= ]]; then
+			! grep -q -- "^$want" "$OUT/.config"
+		else
+			grep -qx -- "$want" "$OUT/.config"
+		fi || {
 			echo "config: '$line' did not stick (missing dependency?)" >&2
 			bad=1
 		}
-	done <"$frag"
-	((bad == 0)) || die "config/rnull.config does not apply cleanly"
+	done < <(cat "${FRAGMENTS[@]}")
+	((bad == 0)) || die "the configuration fragments do not apply cleanly"
 	"${KMAKE[@]}" -s rustavailable >/dev/null || die "Rust is not available"
 	echo "$cfg_id" >"$OUT/.rnull-config"
 fi

@@ -9,7 +9,15 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RNULL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/rnull}
 KVER=7.3
 SRC=$CACHE/linux-$KVER          # patched kernel source (a git tree)
-OUT=$CACHE/build                # kernel build output (O=)
+# RNULL_KERNEL=debug selects the debug kernel (make check-debug): the same
+# tree with config/debug.config on top, built in a directory of its own.
+case ${RNULL_KERNEL:-} in
+"") OUT=$CACHE/build ;;          # kernel build output (O=)
+debug) OUT=$CACHE/build-debug ;;
+*) echo "RNULL_KERNEL must be empty or debug" >&2; exit 2 ;;
+esac
+FRAGMENTS=("$REPO/config/rnull.config")
+[ -z "${RNULL_KERNEL:-}" ] || FRAGMENTS+=("$REPO/config/$RNULL_KERNEL.config")
 TOOLS=$CACHE/tools              # cargo-installed tools (bindgen)
 BINDGEN=$TOOLS/bin/bindgen
 BINDGEN_VERSION=0.72.1

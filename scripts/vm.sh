@@ -83,7 +83,7 @@ run_qemu() { # accel script log
 	fi
 	# Settings of the tests and the benchmark reach the guest's script.
 	local v
-	for v in $(compgen -e | grep -E '^(RNULL_TESTS|BENCH_[A-Z_]+)$' || true); do
+	for v in $(compgen -e | grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)$' || true); do
 		append+=" $v=${!v// /}"
 	done
 	# RNULL_VM_QEMU_ARGS is split into words, as on a command line.

@@ -26,6 +26,7 @@ declare -A ERRNO_OF=(
 errno_of() {
 	local msg=${1##*: }
 	msg=${msg%$'\n'}
+	[ -n "$msg" ] || { echo "?(no message)"; return; }
 	# modprobe -r says "Module X is in use." for EBUSY.
 	[[ $msg != *" is in use." ]] || msg="Device or resource busy"
 	echo "${ERRNO_OF[$msg]:-?$msg}"
@@ -85,23 +86,23 @@ nr_hw_queues() { ls -d /sys/block/"$1"/mq/[0-9]* 2>/dev/null | wc -l; }
 # The queue shape of a disk as one comparable line.
 disk_shape() {
 	local q=/sys/block/$1/queue
-	echo "size=$(cat /sys/block/"$1"/size)" \
-		"lbs=$(cat $q/logical_block_size)" \
-		"pbs=$(cat $q/physical_block_size)" \
-		"rot=$(cat $q/rotational)" \
+	echo "size=$(</sys/block/"$1"/size)" \
+		"lbs=$(<$q/logical_block_size)" \
+		"pbs=$(<$q/physical_block_size)" \
+		"rot=$(<$q/rotational)" \
 		"hwq=$(nr_hw_queues "$1")" \
-		"tags=$(cat /sys/block/"$1"/mq/0/nr_tags)" \
-		"max_hw_kb=$(cat $q/max_hw_sectors_kb)" \
-		"max_kb=$(cat $q/max_sectors_kb)" \
-		"virt_boundary=$(cat $q/virt_boundary_mask)" \
-		"dma_alignment=$(cat $q/dma_alignment)" \
-		"nr_requests=$(cat $q/nr_requests)" \
-		"scheduler=$(cat $q/scheduler)" \
-		"io_poll=$(cat $q/io_poll)" \
-		"io_timeout=$(cat $q/io_timeout)" \
+		"tags=$(</sys/block/"$1"/mq/0/nr_tags)" \
+		"max_hw_kb=$(<$q/max_hw_sectors_kb)" \
+		"max_kb=$(<$q/max_sectors_kb)" \
+		"virt_boundary=$(<$q/virt_boundary_mask)" \
+		"dma_alignment=$(<$q/dma_alignment)" \
+		"nr_requests=$(<$q/nr_requests)" \
+		"scheduler=$(<$q/scheduler)" \
+		"io_poll=$(<$q/io_poll)" \
+		"io_timeout=$(<$q/io_timeout)" \
 		"hctx_flags=$(hctx_flags "$1")" \
-		"discard=$(cat $q/discard_max_hw_bytes)" \
-		"write_cache=$(cat $q/write_cache) fua=$(cat $q/fua)" \
+		"discard=$(<$q/discard_max_hw_bytes)" \
+		"write_cache=$(<$q/write_cache) fua=$(<$q/fua)" \
 		"cpus=$(cat /sys/block/"$1"/mq/*/cpu_list | tr '\n' ';')"
 }
 
@@ -112,3 +113,27 @@ hctx_flags() { cat /sys/kernel/debug/block/"$1"/hctx0/flags; }
 # dmesg_since MARK: the kernel log written after `mark` returned MARK.
 mark() { dmesg | wc -l; }
 dmesg_since() { dmesg | tail -n +"$(($1 + 1))"; }
+
+# Kernel log lines that a test expects from null_blk (where C is buggy and
+# rnull is not) are written between these markers; the log checks of the
+# test run skip them. known_splats_end fails if anything in between came from
+# rnull.
+SPLATS_BEGIN="rnull-tests: known null_blk splats begin"
+SPLATS_END="rnull-tests: known null_blk splats end"
+known_splats_begin() { echo "$SPLATS_BEGIN: $1" >/dev/kmsg; mark; }
+known_splats_end() { # MARK: the value known_splats_begin printed
+	echo "$SPLATS_END" >/dev/kmsg
+	! dmesg_since "$1" | grep -q '\[rnull\]\|rnull_' ||
+		{ echo "    rnull in the log of a null_blk run:"; dmesg_since "$1" | tail -n 20; return 1; }
+}
+
+# Allocation failures injected on purpose make the kernel print
+# diagnostics with stack traces; they are written between these markers.
+injected_faults_begin() { echo "rnull-tests: injected faults begin: $1" >/dev/kmsg; }
+injected_faults_end() { echo "rnull-tests: injected faults end" >/dev/kmsg; }
+
+# The kernel log without what the tests expected (tests/log-filter.awk).
+checked_log() { dmesg | awk -f "$RNULL_REPO/tests/log-filter.awk"; }
+
+# note TEXT: a line shown under the test's result line, even when it passes.
+note() { printf '        %s\n' "$*" >>/tmp/rnull-test-notes; }

@@ -12,16 +12,32 @@ source ./lib.sh
 
 passed=0
 failed=0
-report() { # status name [details]
+report() { # status name [details] [seconds]
+	local took=${4:+ (${4} s)}
 	if [ "$1" = 0 ]; then
 		passed=$((passed + 1))
-		echo "ok      $2"
+		echo "ok      $2$took"
 	else
 		failed=$((failed + 1))
-		echo "FAILED  $2"
+		echo "FAILED  $2$took"
 		[ -z "${3:-}" ] || printf '%s\n' "$3"
 	fi
 }
+
+# The host's checks, run before the VM booted (scripts/compile-fail.sh).
+if [ -n "${RNULL_HOST_RESULTS:-}" ]; then
+	if [ -r "$RNULL_HOST_RESULTS" ]; then
+		while IFS= read -r line; do
+			case $line in
+			"ok      "*) passed=$((passed + 1)) ;;
+			"FAILED  "*) failed=$((failed + 1)) ;;
+			esac
+			printf '%s\n' "$line"
+		done <"$RNULL_HOST_RESULTS"
+	else
+		report 1 "host checks: no results in $RNULL_HOST_RESULTS"
+	fi
+fi
 
 only=${RNULL_TESTS:-}
 for file in t[0-9]*.sh; do
@@ -30,8 +46,11 @@ for file in t[0-9]*.sh; do
 	for t in $(grep -o '^test_[a-z0-9_]*' "$file"); do
 		[ -z "$only" ] || [[ $t == *$only* ]] || continue
 		unload_all
+		start=$SECONDS
+		rm -f /tmp/rnull-test-notes
 		out=$( (set -e; "$t") 2>&1)
-		report $? "${file%.sh}: ${t#test_}" "$out"
+		report $? "${file%.sh}: ${t#test_}" "$out" $((SECONDS - start))
+		[ ! -s /tmp/rnull-test-notes ] || cat /tmp/rnull-test-notes
 	done
 done
 unload_all
@@ -55,8 +74,35 @@ for suite in rnull_disk rnull_configfs rnull_storage; do
 done
 echo "kunit: $kunit_pass cases passed"
 
+# On the debug kernel (make check-debug), kmemleak looks for memory that
+# nothing references any more. An object is only reported once it is older
+# than five seconds and was seen unreferenced by two scans. Leaks of rnull,
+# of the kernel crate's block code or of null_blk fail the run; the others
+# (the boot's own, if any) are shown.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	leaks=$(cat /sys/kernel/debug/kmemleak)
+	ours=$(awk 'BEGIN { RS = "unreferenced object" } /rnull|null_blk|5block2mq|5owned/ { print "unreferenced object" $0 }' <<<"$leaks")
+	report "$([ -z "$ours" ] && echo 0 || echo 1)" "kmemleak: nothing of rnull, null_blk or the block crate leaked" "$ours"
+	[ -z "$leaks" ] || [ -n "$ours" ] ||
+		echo "        kmemleak reports $(grep -c '^unreferenced object' <<<"$leaks") other objects"
+fi
+
 # Whatever the tests did, the kernel must not have complained.
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|KASAN:|UBSAN:|lockdep|circular locking|INFO: task .* blocked|soft lockup|Call Trace:' || true)
+# A report is shown whole: from a few lines before its first line to the end
+# of its first stack trace.
+bad_re='WARNING:|BUG:|Oops|general protection|KASAN:|UBSAN:|lockdep|circular locking|INFO: task .* blocked|soft lockup|Call Trace:'
+bad=$(checked_log | awk -v re="$bad_re" '
+	{ line[NR] = $0 }
+	!first && $0 ~ re { first = NR }
+	first && !last && /<\/TASK>|---\[ end trace/ { last = NR }
+	END {
+		if (!first) exit
+		if (!last || last > first + 80) last = first + 80
+		for (i = (first > 8 ? first - 8 : 1); i <= last; i++) print line[i]
+	}')
 report "$([ -z "$bad" ] && echo 0 || echo 1)" "kernel log free of warnings" "$bad"
 
 echo "$passed passed, $failed failed"

@@ -103,8 +103,17 @@ test_data_survives_power_cycle() {
 }
 
 # kernel_kib: unreclaimable kernel memory in use (KiB): where the pages of
-# the store are allocated.
-kernel_kib() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
+# the store are allocated. The slab caches are shrunk first: on a KASAN
+# kernel (make check-debug) that takes their freed objects out of KASAN's
+# quarantine, which otherwise keeps up to 1/32 of the memory allocated
+# after it was freed; elsewhere it returns empty slabs.
+kernel_kib() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		[ -e "$f" ] && echo 1 >"$f"
+	done
+	awk '/^SUnreclaim:/ {print $2}' /proc/meminfo
+}
 
 # expect_kib BASE -ge|-lt MIB WHAT: the kernel memory used since BASE
 # (from kernel_kib) is at least, or below, MIB MiB.
@@ -189,6 +198,39 @@ test_memory_backed_disks_on_shared_tags_block() {
 
 # discard_bytes DISK: the largest discard the disk takes, in bytes.
 discard_bytes() { cat /sys/block/"$1"/queue/discard_max_hw_bytes; }
+
+# splat_lines SINCE: warnings and bugs in the kernel log since the mark SINCE.
+splat_lines() { dmesg_since "$1" | grep -E 'WARNING:|BUG:|Call Trace:' || true; }
+
+test_polled_io_on_memory_backed_disks_does_not_sleep() {
+	# Polled requests complete in ->poll, inside an RCU read-side critical
+	# section of bio_poll(): nothing there may sleep. rnull moves the data
+	# of a polled request in queue_rq (the queues of a memory-backed disk
+	# are blocking); null_blk moves it in poll, where allocating a page for
+	# new data may sleep, which DEBUG_ATOMIC_SLEEP reports.
+	local cache m out
+	load_both poll_queues=1
+	for cache in 0 16; do
+		mb_device $RCFG/d 64 4096 poll_queues=1 cache_size=$cache
+		mb_device $CCFG/c 64 4096 poll_queues=1 cache_size=$cache
+		m=$(mark)
+		fio_ok /dev/d --rw=randwrite --bs=4k --iodepth=8 --hipri --size=32M \
+			--verify=crc32c --do_verify=1 --time_based=0 --io_size=8M
+		fio_ok /dev/d --rw=randread --bs=16k --iodepth=4 --hipri --size=32M
+		out=$(splat_lines "$m")
+		expect_eq "$out" "" "kernel log after polled I/O on rnull (cache_size=$cache)"
+
+		m=$(known_splats_begin "polled I/O on memory-backed null_blk")
+		fio_ok /dev/c --rw=randwrite --bs=4k --iodepth=8 --hipri --size=32M \
+			--verify=crc32c --do_verify=1 --time_based=0 --io_size=8M
+		out=$(splat_lines "$m")
+		known_splats_end "$m"
+		# Shown once a second at most: only the first run is sure to.
+		[ "$cache" != 0 ] || grep -q 'BUG: sleeping function called from invalid context' <<<"$out" ||
+			{ echo "    null_blk did not sleep in poll (cache_size=$cache): $out"; return 1; }
+		rmdir $RCFG/d $CCFG/c
+	done
+}
 
 test_discard_needs_memory_backing() {
 	local m
