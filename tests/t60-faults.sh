@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: GPL-2.0
+# Failures and teardown under load: allocations that fail (fault injection
+# aimed at power-on, live queue changes and memory-backed writes), power-off
+# and rmdir while fio runs at depth in every completion mode, with requests
+# held by fail_io_timeout. Errors must surface as errnos or I/O errors, the
+# device must stay usable or cleanly off, and nothing may leak, hang or splat.
+# shellcheck shell=bash
+
+FAILSLAB=/sys/kernel/debug/failslab
+FAIL_PAGE=/sys/kernel/debug/fail_page_alloc
+
+# Fault injection for the allocations of one task (/proc/self/fail-nth):
+# every kind of allocation may fail, silently (no stack dumps, which the log
+# checks would take for splats).
+fault_setup() {
+	local a
+	for a in $FAILSLAB $FAIL_PAGE; do
+		echo 0 >$a/verbose
+		echo N >$a/ignore-gfp-wait
+		echo 0 >$a/probability
+	done
+	echo N >$FAIL_PAGE/ignore-gfp-highmem
+	echo 0 >$FAIL_PAGE/min-order
+}
+
+# nth_fails N FILE VALUE: writes VALUE to FILE with the Nth allocation of the
+# writing task failing. Prints "ERRNO FIRED": the write's result and whether
+# the failure was injected (1) or the write made fewer allocations (0). The
+# count is the task's own, and a fork resets it in the child: between
+# setting it and reading it back, only builtins run, in one subshell.
+nth_fails() {
+	(
+		local left status=0
+		# Opened before the count starts: the message of a failed write
+		# must not need an allocation.
+		exec 3>/tmp/nth-error
+		echo "$1" >/proc/self/fail-nth
+		printf '%s' "$3" 2>&3 >"$2" || status=$?
+		read -r left </proc/self/fail-nth
+		echo 0 >/proc/self/fail-nth
+		exec 3>&-
+		if [ "$status" = 0 ]; then
+			printf '0'
+		else
+			printf '%s' "$(errno_of "$(</tmp/nth-error)")"
+		fi
+		echo " $([ "$left" = 0 ] && echo 1 || echo 0)"
+	)
+}
+
+# kernel memory in use, as t50-memory.sh measures it.
+unreclaimable_kib() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		[ -e "$f" ] && echo 1 >"$f"
+	done
+	awk '/^SUnreclaim:/ {print $2}' /proc/meminfo
+}
+
+test_power_on_survives_each_failed_allocation() {
+	# Each allocation of a power-on, failed in turn: the write fails with an
+	# errno and leaves the device off, or succeeds; then the device powers
+	# on normally. Nothing is left behind (kmemleak checks this precisely
+	# on the debug kernel).
+	local n=1 out r fired base errnos="" step=1
+	fault_setup
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	mkdir $RCFG/d
+	echo 1 >$RCFG/d/memory_backed
+	echo 4 >$RCFG/d/cache_size
+	echo 2 >$RCFG/d/poll_queues
+	base=$(unreclaimable_kib)
+	injected_faults_begin "power-on"
+	while :; do
+		out=$(nth_fails $n $RCFG/d/power 1)
+		r=${out% *} fired=${out#* }
+		if [ "$r" = 0 ]; then
+			expect_eq "$(<$RCFG/d/power)" 1 "power after a successful power-on ($n)"
+			echo 0 >$RCFG/d/power
+		else
+			expect_eq "$(<$RCFG/d/power)" 0 "power after a failed power-on ($n: $r)"
+			[ -e /dev/d ] && { echo "    /dev/d exists after a failed power-on ($n: $r)"; return 1; }
+			[[ " $errnos " == *" $r "* ]] || errnos+=" $r"
+		fi
+		[ "$fired" = 1 ] || break
+		# Every allocation up to 64, then every seventh: the tag set's
+		# requests are many alike.
+		((n >= 64)) && step=7
+		n=$((n + step))
+	done
+	injected_faults_end
+	echo "    power-on makes $n or more allocations; errnos seen:$errnos" >&2
+	for r in $errnos; do
+		[ "$r" = ENOMEM ] || [ "$r" = ENOSPC ] || [ "$r" = EINVAL ] ||
+			{ echo "    unexpected errno $r"; return 1; }
+	done
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "power-on without failures"
+	echo 0 >$RCFG/d/power
+	local used=$(($(unreclaimable_kib) - base))
+	[ "$used" -lt 1024 ] || { echo "    ${used} KiB more kernel memory in use"; return 1; }
+}
+
+test_live_queue_changes_survive_failed_allocations() {
+	# Queue changes under running I/O, each with one allocation failing: the
+	# change fails (the disk keeps its queues) or succeeds, and I/O goes on.
+	local n out r fired pid want
+	fault_setup
+	expect_eq "$(load rnull nr_devices=0 poll_queues=2)" 0 "modprobe rnull"
+	mkdir $RCFG/d
+	echo 1 >$RCFG/d/power
+	fio --name=q --filename=/dev/d --ioengine=io_uring --direct=1 --rw=randread --bs=4k \
+		--iodepth=16 --time_based --runtime=600 >/dev/null 2>&1 &
+	pid=$!
+	local before
+	injected_faults_begin "live queue changes"
+	for n in $(seq 1 3 90); do
+		want=$((n % 2 + 1))
+		before=$(<$RCFG/d/submit_queues)
+		out=$(nth_fails $n $RCFG/d/submit_queues $want)
+		r=${out% *} fired=${out#* }
+		case $r in
+		0) expect_eq "$(<$RCFG/d/submit_queues)" $want "submit_queues after a change ($n)" ;;
+		ENOMEM) expect_eq "$(<$RCFG/d/submit_queues)" "$before" "submit_queues after a failure ($n)" ;;
+		*) echo "    submit_queues=$want with allocation $n failing: $r"; return 1 ;;
+		esac
+		[ "$fired" = 1 ] || break
+	done
+	injected_faults_end
+	kill -0 $pid || { echo "    fio stopped"; return 1; }
+	# Without failures, changes work again, and the disk has the queues
+	# asked for (sysfs entries that a failed allocation left out are made
+	# again by the next change).
+	for want in 1 2; do
+		expect_eq "$(wr $RCFG/d/submit_queues $want)" 0 "submit_queues=$want after the failures"
+		expect_eq "$(nr_hw_queues d)" $((want + 2)) "queues after submit_queues=$want"
+	done
+	kill $pid
+	wait $pid || true
+	expect_eq "$(run dd if=/dev/d of=/dev/null bs=4k count=16 iflag=direct status=none)" 0 \
+		"reads after the changes"
+}
+
+# fail_in_module MODULE SPACE: the next allocation made with MODULE's code
+# on the stack fails, once, after SPACE bytes of such allocations succeeded.
+fail_in_module() {
+	local a base size
+	read -r _ size _ _ _ base <<<"$(grep "^$1 " /proc/modules)"
+	for a in $FAILSLAB $FAIL_PAGE; do
+		printf '0x%x' "$((base))" >$a/require-start
+		printf '0x%x' "$((base + size))" >$a/require-end
+		echo "$2" >$a/space
+		echo 1 >$a/times
+		echo 100 >$a/probability
+	done
+}
+
+fail_nothing() {
+	local a
+	for a in $FAILSLAB $FAIL_PAGE; do
+		echo 0 >$a/probability
+		echo 0 >$a/require-start
+		echo 0 >$a/require-end
+	done
+}
+
+test_memory_backed_writes_survive_failed_allocations() {
+	# Writes to new pages, with one allocation of the driver failing: the
+	# write fails with ENOSPC (as null_blk's) or succeeds, and what was
+	# written reads back, on both drivers.
+	local n=0 space out dev mod
+	fault_setup
+	load_both
+	for dev in $RCFG/d $CCFG/c; do
+		mkdir $dev
+		echo 1 >$dev/memory_backed
+		echo 1 >$dev/power
+	done
+	dd if=/dev/urandom of=/tmp/block bs=64k count=1 status=none
+	injected_faults_begin "memory-backed writes"
+	for dev in d c; do
+		mod=$([ $dev = d ] && echo rnull || echo null_blk)
+		for space in 0 1 4096 20000 65536; do
+			n=$((n + 1))
+			fail_in_module $mod $space
+			out=$(run dd if=/tmp/block of=/dev/$dev bs=64k seek=$n count=1 oflag=direct status=none)
+			fail_nothing
+			case $out in
+			0) expect_eq "$(dd if=/dev/$dev bs=64k skip=$n count=1 iflag=direct status=none |
+				cmp - /tmp/block && echo same)" same "block $n of $dev" ;;
+			ENOSPC) ;;
+			*) echo "    write to $dev failing after $space bytes: $out"; return 1 ;;
+			esac
+		done
+		# The failures are over: writes work again.
+		expect_eq "$(run dd if=/tmp/block of=/dev/$dev bs=64k seek=99 count=1 oflag=direct \
+			status=none)" 0 "$dev: a write after the failures"
+	done
+	# Random failures under fio, for rnull: I/O errors, no hang.
+	read -r _ size _ _ _ base <<<"$(grep "^rnull " /proc/modules)"
+	printf '0x%x' "$((base))" >$FAILSLAB/require-start
+	printf '0x%x' "$((base + size))" >$FAILSLAB/require-end
+	echo 0 >$FAILSLAB/space
+	echo -1 >$FAILSLAB/times
+	echo 5 >$FAILSLAB/probability
+	fio --name=w --filename=/dev/d --ioengine=io_uring --direct=1 --rw=randwrite \
+		--bs=4k --iodepth=16 --size=32M --io_size=8M --continue_on_error=io \
+		>/dev/null 2>&1 || true
+	fail_nothing
+	injected_faults_end
+	expect_eq "$(run dd if=/tmp/block of=/dev/d bs=64k seek=100 count=1 oflag=direct status=none)" 0 \
+		"writes after the failures"
+}
+
+# teardown_under_load DIR DISK WHAT: fio at depth on DISK, then power-off,
+# power-on and rmdir of DIR while it runs. Each must return.
+teardown_under_load() {
+	local pid start
+	fio --name=t --filename=/dev/"$2" --ioengine=io_uring --direct=1 --rw=randrw --bs=4k \
+		--iodepth=32 --numjobs=2 --time_based --runtime=60 $4 >/dev/null 2>&1 &
+	pid=$!
+	sleep 1
+	start=$SECONDS
+	echo 0 >"$1"/power
+	echo 1 >"$1"/power
+	fio --name=t2 --filename=/dev/"$2" --ioengine=io_uring --direct=1 --rw=randrw --bs=4k \
+		--iodepth=32 --time_based --runtime=60 $4 >/dev/null 2>&1 &
+	sleep 1
+	rmdir "$1"
+	wait
+	# Requests held by fail_io_timeout take the timeout (5 s) to end.
+	((SECONDS - start < 40)) || { echo "    $3: teardown took $((SECONDS - start)) s"; return 1; }
+}
+
+test_power_off_and_rmdir_under_load() {
+	local mode held f=/sys/kernel/debug/fail_io_timeout
+	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
+	for held in 0 1; do
+		for mode in 0 1 2 poll; do
+			mkdir $RCFG/d
+			echo 64 >$RCFG/d/hw_queue_depth
+			if [ $mode = poll ]; then
+				echo 1 >$RCFG/d/poll_queues
+			else
+				echo $mode >$RCFG/d/irqmode
+				echo 0 >$RCFG/d/poll_queues
+			fi
+			echo 1 >$RCFG/d/power
+			if [ $held = 1 ]; then
+				# A few requests are lost, held until they time out.
+				echo 0 >$f/verbose
+				echo 2 >$f/probability
+				echo -1 >$f/times
+				echo 1 >/sys/block/d/io-timeout-fail
+			fi
+			teardown_under_load $RCFG/d d "irqmode $mode, held $held" \
+				"$([ $mode = poll ] && echo --hipri)"
+			echo 0 >$f/probability
+		done
+	done
+}
