@@ -9,13 +9,13 @@
 //! number, or until a FLUSH writes all of them back.
 
 use crate::storage::{
+    page_gfp,
     Chunk,
     Locked,
     Source,
     StorePage, //
 };
 use kernel::{
-    alloc::flags::GFP_NOIO,
     page::PAGE_SIZE,
     prelude::*,
     rbtree::{
@@ -77,7 +77,7 @@ impl Cache {
         store.unlock();
         let mut page = StorePage::new()?;
         page.write(buffer, chunk)?;
-        let node = RBTreeNode::new(chunk.index, page, GFP_NOIO).map_err(|_| ENOSPC)?;
+        let node = RBTreeNode::new(chunk.index, page, page_gfp()).map_err(|_| ENOSPC)?;
         self.pages.insert(node);
         self.count += 1;
         Ok(())

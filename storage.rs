@@ -12,7 +12,15 @@
 
 use crate::cache::Cache;
 use kernel::{
-    alloc::flags::GFP_NOIO,
+    alloc::{
+        available_memory,
+        flags::{
+            __GFP_NORETRY,
+            __GFP_NOWARN, //
+            GFP_NOIO,
+        },
+        Flags, //
+    },
     block::{
         mq::{
             ReadSegment,
@@ -33,6 +41,21 @@ use kernel::{
         XArray, //
     },
 };
+
+/// How the pages of the store and the cache are allocated: on the I/O path
+/// (no I/O for reclaim), and failing rather than retrying hard or calling
+/// the OOM killer, silently. With [`MEMORY_RESERVE`], a disk larger than the
+/// memory left fails the writes that need more, with `ENOSPC`, instead of
+/// having the kernel kill processes for its pages (C's `GFP_NOIO`
+/// allocations do, until nothing is left to kill and the kernel panics).
+#[inline]
+pub(crate) fn page_gfp() -> Flags {
+    GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN
+}
+
+/// The memory a disk leaves to the rest of the system: no page of data is
+/// allocated once less would be available (`MemAvailable`).
+const MEMORY_RESERVE: usize = 32 << 20;
 
 /// Sectors in a page.
 const PAGE_SECTORS: usize = PAGE_SIZE >> SECTOR_SHIFT;
@@ -121,13 +144,17 @@ pub(crate) struct StorePage {
 }
 
 impl StorePage {
-    /// An empty page; [`ENOSPC`] if there is no memory for it.
+    /// An empty page; [`ENOSPC`] if there is no memory for it, or if taking
+    /// it would leave less than [`MEMORY_RESERVE`] to the system.
     pub(crate) fn new() -> Result<Self> {
         // A sector bit map of a page must fit the `valid` field.
         const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
+        if available_memory() < MEMORY_RESERVE {
+            return Err(ENOSPC);
+        }
         // Zeroed, so that nothing of the kernel's leaks even if a bug let an
         // invalid sector be read.
-        let data = KVec::from_elem(0, PAGE_SIZE, GFP_NOIO).map_err(|_| ENOSPC)?;
+        let data = KVec::from_elem(0, PAGE_SIZE, page_gfp()).map_err(|_| ENOSPC)?;
         Ok(Self { valid: 0, data })
     }
 
@@ -229,11 +256,11 @@ impl<'a> Locked<'a> {
     fn page_mut(&mut self, index: usize) -> Result<&mut StorePage> {
         if self.pages().get(index).is_none() {
             self.unlock();
-            let new = KBox::new(StorePage::new()?, GFP_NOIO).map_err(|_| ENOSPC)?;
+            let new = KBox::new(StorePage::new()?, page_gfp()).map_err(|_| ENOSPC)?;
             let pages = self.pages();
             // Another writer may have added the page meanwhile; keep theirs.
             if pages.get(index).is_none() {
-                pages.store(index, new, GFP_NOIO).map_err(|_| ENOSPC)?;
+                pages.store(index, new, page_gfp()).map_err(|_| ENOSPC)?;
             }
         }
         self.pages().get_mut(index).ok_or(ENOSPC)

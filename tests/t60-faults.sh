@@ -258,3 +258,31 @@ test_power_off_and_rmdir_under_load() {
 		done
 	done
 }
+
+test_disk_larger_than_memory_fails_writes() {
+	# A memory-backed disk twice the size of the memory: writes fail with
+	# ENOSPC once little memory is left, nothing is OOM-killed, and rmdir
+	# gives the memory back. (null_blk's GFP_NOIO allocations make the
+	# kernel OOM-kill every process and then panic: not run here.)
+	local mem_mib out m base
+	mem_mib=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	base=$(unreclaimable_kib)
+	mkdir $RCFG/d
+	echo $((2 * mem_mib)) >$RCFG/d/size
+	echo 4096 >$RCFG/d/blocksize
+	echo 1 >$RCFG/d/memory_backed
+	echo 1 >$RCFG/d/power
+	m=$(mark)
+	out=$(dd if=/dev/zero of=/dev/d bs=1M count=$((2 * mem_mib)) oflag=direct 2>&1) &&
+		{ echo "    writing $((2 * mem_mib)) MiB succeeded"; return 1; }
+	grep -q "No space left on device" <<<"$out" || { echo "    dd: $out"; return 1; }
+	! dmesg_since "$m" | grep -q "invoked oom-killer" ||
+		{ echo "    the OOM killer ran"; return 1; }
+	# The disk holds what fitted, and still reads.
+	expect_eq "$(run dd if=/dev/d of=/dev/null bs=1M count=64 iflag=direct status=none)" 0 \
+		"reads of the full disk"
+	rmdir $RCFG/d
+	local used=$(($(unreclaimable_kib) - base))
+	[ "$used" -lt 4096 ] || { echo "    ${used} KiB still in use after rmdir"; return 1; }
+}
