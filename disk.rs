@@ -214,6 +214,9 @@ impl Settings {
             }
             _ => (),
         }
+        // Refused for every disk, also for one on the module-wide tag set,
+        // which does not use it, so the answer does not depend on the tag set.
+        self.numa_node()?;
         self.submit_queues = if self.use_per_node_hctx {
             num_online_nodes()
         } else {
@@ -567,11 +570,14 @@ mod tests {
             ..settings()
         };
         assert!(s.numa_node() == Ok(NumaNode::new(0).unwrap()));
-        let s = Settings {
+        let mut s = Settings {
             home_node: num_online_nodes(),
+            shared_tags: true,
             ..settings()
         };
         assert!(s.numa_node() == Err(EINVAL));
+        // Also for a disk on the module-wide tag set, which has its own node.
+        assert_eq!(s.validate(1), Err(EINVAL));
     }
 
     #[test]

@@ -205,6 +205,11 @@ test_offline_home_node_is_refused() {
 	expect_eq "$(wr $RCFG/d/home_node 1000)" 0 "home_node=1000"
 	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on"
 	expect_eq "$(cat $RCFG/d/power)" 0 "power"
+	# Also on the module-wide tag set, which has a node of its own (found
+	# by the fuzzer).
+	expect_eq "$(wr $RCFG/d/shared_tags 1)" 0 "shared_tags=1"
+	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on with shared_tags"
+	expect_eq "$(cat $RCFG/d/power)" 0 "power"
 }
 
 test_mkdir_with_a_module_disk_name() {
