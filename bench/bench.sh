@@ -78,7 +78,7 @@ list() { tr ',' ' ' <<<"$1"; }
 # A warning, BUG or lockdep report in the kernel log makes the figures
 # worthless: check_log stops the run at the first point after one, leaving
 # OUT/INVALID with the log lines and no table.
-LOG_BAD='WARNING:|BUG:|Oops|general protection|KASAN:|UBSAN:|circular locking|recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|Call Trace:'
+LOG_BAD=$(paste -sd'|' "$here/../tests/log-bad.ere")
 log_start=$(dmesg | wc -l)
 check_log() { # WHAT: what was run last
 	local bad

@@ -88,7 +88,8 @@ rc=$?
 
 # Anything the kernel complained about fails the run, whatever the script said,
 # except what a test announced as expected (tests/log-filter.awk).
-bad=$($bb dmesg | $bb awk -f "/host$RNULL_REPO/tests/log-filter.awk" | $bb grep -E 'WARNING:|BUG:|Oops|general protection fault|KASAN:|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|hard LOCKUP|Kernel panic|RCU stall|rcu_sched self-detected|Call Trace:')
+bad=$($bb dmesg | $bb awk -f "/host$RNULL_REPO/tests/log-filter.awk" |
+	$bb grep -E -f "/host$RNULL_REPO/tests/log-bad.ere")
 if [ -n "$bad" ]; then
 	echo "RNULL_KERNEL_LOG_DIRTY"
 	$bb dmesg | $bb tail -n 80

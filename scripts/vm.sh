@@ -52,6 +52,14 @@ if ((NUMA > 1)); then
 	done
 fi
 
+# One VM at a time: two would share the console log below and the two
+# cores of the machines this runs on.
+exec 9>"$CACHE/vm.lock"
+if ! flock -n 9; then
+	echo "vm: another VM of this cache is running; waiting for it" >&2
+	flock 9
+fi
+
 # KVM hangs on some hosts (it does on the machines this was written on), so
 # it is used only once a probe boot has shown that it works.
 accel=${RNULL_VM_ACCEL:-auto}
@@ -71,7 +79,11 @@ console_filter() {
 }
 
 run_qemu() { # accel script log
-	local append="console=ttyS0 panic=-1 oops=panic loglevel=1 log_buf_len=4M"
+	# A soft lockup or a task blocked for two minutes panics, which ends the
+	# run at once with the stack on the console (a hang otherwise keeps
+	# printing and runs into the timeout).
+	local append="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 hung_task_panic=1"
+	append+=" loglevel=1 log_buf_len=4M"
 	append+=" RNULL_SCRIPT=$2 RNULL_MODULES=$OUT/mods RNULL_CWD=$(pwd)"
 	append+=" RNULL_SCRIPT_DIR=$(dirname "$2")"
 	append+=" RNULL_REPO=$REPO"

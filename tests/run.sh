@@ -44,7 +44,7 @@ for file in t[0-9]*.sh; do
 	# shellcheck disable=SC1090
 	source "./$file"
 	for t in $(grep -o '^test_[a-z0-9_]*' "$file"); do
-		[ -z "$only" ] || [[ $t == *$only* ]] || continue
+		[ -z "$only" ] || [[ "${file%.sh}: ${t#test_}" =~ $only ]] || continue
 		unload_all
 		start=$SECONDS
 		rm -f /tmp/rnull-test-notes
@@ -93,7 +93,9 @@ fi
 # Whatever the tests did, the kernel must not have complained.
 # A report is shown whole: from a few lines before its first line to the end
 # of its first stack trace.
-bad_re='WARNING:|BUG:|Oops|general protection|KASAN:|UBSAN:|lockdep|circular locking|INFO: task .* blocked|soft lockup|Call Trace:'
+# The lines that make a report: tests/log-bad.ere, one extended regular
+# expression a line (also used by scripts/init.sh, fuzz.py and bench.sh).
+bad_re=$(paste -sd'|' log-bad.ere)
 bad=$(checked_log | awk -v re="$bad_re" '
 	{ line[NR] = $0 }
 	!first && $0 ~ re { first = NR }

@@ -114,10 +114,13 @@ test_lost_request_times_out_with_etimedout() {
 test_late_timer_completion_times_out_with_etimedout() {
 	# A timer completion later than the timeout (5 s, checked up to a second
 	# late): the timeout marks the request, the timer ends it with the error.
-	local dev
-	expect_eq "$(load rnull irqmode=2 completion_nsec=8000000000)" 0 "modprobe rnull"
-	expect_eq "$(load null_blk irqmode=2 completion_nsec=8000000000)" 0 "modprobe null_blk"
-	# Both at once: each waits for the timeout.
+	# Both drivers at once: each load waits for the partition scan of its
+	# disk, which times out, and so does each read.
+	load rnull irqmode=2 completion_nsec=8000000000 >/tmp/late-load-rnull &
+	load null_blk irqmode=2 completion_nsec=8000000000 >/tmp/late-load-c
+	wait
+	expect_eq "$(</tmp/late-load-rnull)" 0 "modprobe rnull"
+	expect_eq "$(</tmp/late-load-c)" 0 "modprobe null_blk"
 	read_errno rnullb0 >/tmp/late-rnull &
 	read_errno nullb0 >/tmp/late-c
 	wait

@@ -97,6 +97,13 @@ test_power_on_survives_each_failed_allocation() {
 	expect_eq "$(wr $RCFG/d/power 1)" 0 "power-on without failures"
 	echo 0 >$RCFG/d/power
 	local used=$(($(unreclaimable_kib) - base))
+	if [ -e /sys/kernel/debug/kmemleak ]; then
+		# The debug kernel's own bookkeeping (kmemleak's and debugobjects'
+		# metadata, freed lazily) grows by megabytes over the sweep; there
+		# kmemleak's scan at the end of the run is the check.
+		echo "    ${used} KiB more kernel memory in use (left to kmemleak)" >&2
+		return 0
+	fi
 	[ "$used" -lt 1024 ] || { echo "    ${used} KiB more kernel memory in use"; return 1; }
 }
 
