@@ -137,3 +137,16 @@ checked_log() { dmesg | awk -f "$RNULL_REPO/tests/log-filter.awk"; }
 
 # note TEXT: a line shown under the test's result line, even when it passes.
 note() { printf '        %s\n' "$*" >>/tmp/rnull-test-notes; }
+
+# kernel_kib: unreclaimable kernel memory in use (KiB): where the pages of
+# the store are allocated. The slab caches are shrunk first: on a KASAN
+# kernel (make check-debug) that takes their freed objects out of KASAN's
+# quarantine, which otherwise keeps up to 1/32 of the memory allocated
+# after it was freed; elsewhere it returns empty slabs.
+kernel_kib() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		[ -e "$f" ] && echo 1 >"$f"
+	done
+	awk '/^SUnreclaim:/ {print $2}' /proc/meminfo
+}

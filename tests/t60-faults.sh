@@ -48,15 +48,6 @@ nth_fails() {
 	)
 }
 
-# kernel memory in use, as t50-memory.sh measures it.
-unreclaimable_kib() {
-	local f
-	for f in /sys/kernel/slab/*/shrink; do
-		[ -e "$f" ] && echo 1 >"$f"
-	done
-	awk '/^SUnreclaim:/ {print $2}' /proc/meminfo
-}
-
 test_power_on_survives_each_failed_allocation() {
 	# Each allocation of a power-on, failed in turn: the write fails with an
 	# errno and leaves the device off, or succeeds; then the device powers
@@ -69,7 +60,7 @@ test_power_on_survives_each_failed_allocation() {
 	echo 1 >$RCFG/d/memory_backed
 	echo 4 >$RCFG/d/cache_size
 	echo 2 >$RCFG/d/poll_queues
-	base=$(unreclaimable_kib)
+	base=$(kernel_kib)
 	injected_faults_begin "power-on"
 	while :; do
 		out=$(nth_fails $n $RCFG/d/power 1)
@@ -96,7 +87,7 @@ test_power_on_survives_each_failed_allocation() {
 	done
 	expect_eq "$(wr $RCFG/d/power 1)" 0 "power-on without failures"
 	echo 0 >$RCFG/d/power
-	local used=$(($(unreclaimable_kib) - base))
+	local used=$(($(kernel_kib) - base))
 	if [ -e /sys/kernel/debug/kmemleak ]; then
 		# The debug kernel's own bookkeeping (kmemleak's and debugobjects'
 		# metadata, freed lazily) grows by megabytes over the sweep; there
@@ -274,7 +265,7 @@ test_disk_larger_than_memory_fails_writes() {
 	local mem_mib out m base
 	mem_mib=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
-	base=$(unreclaimable_kib)
+	base=$(kernel_kib)
 	mkdir $RCFG/d
 	echo $((2 * mem_mib)) >$RCFG/d/size
 	echo 4096 >$RCFG/d/blocksize
@@ -290,6 +281,6 @@ test_disk_larger_than_memory_fails_writes() {
 	expect_eq "$(run dd if=/dev/d of=/dev/null bs=1M count=64 iflag=direct status=none)" 0 \
 		"reads of the full disk"
 	rmdir $RCFG/d
-	local used=$(($(unreclaimable_kib) - base))
+	local used=$(($(kernel_kib) - base))
 	[ "$used" -lt 4096 ] || { echo "    ${used} KiB still in use after rmdir"; return 1; }
 }
