@@ -232,12 +232,17 @@ impl Settings {
         }
         // As C, the cache size in bytes must fit an unsigned long.
         self.cache_size = self.cache_size.min(u64::MAX >> 20);
+        self.irqmode = self.irqmode.min(2);
+        Ok(IrqMode::from_raw(self.irqmode))
+    }
+
+    /// Turns discard off without memory backing. As C, this happens once the
+    /// tag set is there: a power-on that fails before keeps the setting.
+    fn check_discard(&mut self) {
         if self.discard && !self.memory_backed {
             pr_info!("discard option is ignored without memory backing\n");
             self.discard = false;
         }
-        self.irqmode = self.irqmode.min(2);
-        Ok(IrqMode::from_raw(self.irqmode))
     }
 
     /// The shape of the tag set of a disk made from these settings.
@@ -402,6 +407,7 @@ impl Disk {
         } else {
             Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
         };
+        settings.check_discard();
         let memory = match storage {
             _ if !settings.memory_backed => None,
             Some(storage) => Some(storage.clone()),

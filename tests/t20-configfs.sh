@@ -212,6 +212,27 @@ test_offline_home_node_is_refused() {
 	expect_eq "$(cat $RCFG/d/power)" 0 "power"
 }
 
+test_failed_power_on_keeps_discard_like_null_blk() {
+	# null_blk turns discard off without memory backing once its tag set is
+	# made: a power-on that fails before keeps the setting (found by the
+	# fuzzer).
+	local d
+	load_both
+	for d in $RCFG/d $CCFG/c; do
+		mkdir $d
+		echo 1 >$d/discard
+		echo 0 >$d/hw_queue_depth
+	done
+	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power-on without tags"
+	expect_same "$(cat $RCFG/d/discard)" "$(cat $CCFG/c/discard)" "discard after it"
+	expect_eq "$(cat $RCFG/d/discard)" 1 "rnull's discard after it"
+	echo 64 >$RCFG/d/hw_queue_depth
+	echo 64 >$CCFG/c/hw_queue_depth
+	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power-on"
+	expect_same "$(cat $RCFG/d/discard)" "$(cat $CCFG/c/discard)" "discard after power-on"
+	expect_eq "$(cat $RCFG/d/discard)" 0 "rnull's discard after power-on"
+}
+
 test_mkdir_with_a_module_disk_name() {
 	expect_eq "$(load rnull nr_devices=2)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=2)" 0 "modprobe null_blk"
