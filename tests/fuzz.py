@@ -185,6 +185,9 @@ class Pair:
         self.epoch = 0
         # null_blk is left off while the settings would crash or corrupt it.
         self.c_skipped = False
+        # The tag set of the devices was made without poll queues: it has one
+        # queue map, on which blk-mq makes no more queues than CPUs.
+        self.one_map = False
 
     def sides(self):
         return [self.r] if self.c_skipped else [self.r, self.c]
@@ -324,6 +327,13 @@ class Fuzzer:
             if r == 0:
                 write(f"{pair.c.dir}/{attr}", value)
             return
+        if self.c_cuts_queues(pair, attr, value):
+            # blk-mq would make fewer queues than asked: null_blk warns from
+            # its map_queues and keeps queues its settings do not show.
+            if ename(r) != "EINVAL":
+                raise Failure(f"write {attr}={value!r} beyond the CPUs on one queue map: "
+                              f"rnull {ename(r)}, expected EINVAL")
+            return
         c = write(f"{pair.c.dir}/{attr}", value)
         self.expect_same(f"write {attr}={value[:20]!r} (powered {pair.r.powered})",
                          ename(r), ename(c))
@@ -331,6 +341,17 @@ class Fuzzer:
         if r == 0 and attr in LIVE and pair.r.powered:
             self.expect_same(f"hardware queues after {attr}={value[:20]!r}",
                              self.hw_queues(pair.r), self.hw_queues(pair.c))
+
+    def c_cuts_queues(self, pair, attr, value):
+        """Whether writing VALUE to ATTR asks null_blk's powered device for more
+        queues than blk-mq makes on its tag set (see Documentation/rnull.rst)."""
+        if attr not in LIVE or not pair.r.powered or not pair.one_map:
+            return False
+        if not re.fullmatch(r"\d+\n?", value):
+            return False
+        counts = {a: int(pair.c.attr(a)) for a in LIVE}
+        counts[attr] = int(value)
+        return counts["submit_queues"] > 0 and sum(counts.values()) > CPUS
 
     def hw_queues(self, side):
         try:
@@ -401,6 +422,7 @@ class Fuzzer:
                               f"got {ename(r)}; settings: {self.describe(pair.r)}")
             pair.c_skipped = r == 0
             pair.r.powered = r == 0
+            pair.one_map = pair.r.attr("poll_queues") == "0"
             self.indexes_differ |= r == 0
             # A power-on keeps the rewrites of the checks that ran, failed or
             # not (null_blk's too): null_blk's device takes them as well, as
@@ -413,6 +435,7 @@ class Fuzzer:
         c = write(f"{pair.c.dir}/power", "1")
         self.expect_same("power on", ename(r), ename(c))
         pair.r.powered, pair.c.powered = r == 0, c == 0
+        pair.one_map = pair.r.attr("poll_queues") == "0"
         if r == 0:
             # Indexes come from a pool per driver: they agree unless a device
             # of rnull's was on alone since the pools were last both empty.

@@ -157,6 +157,38 @@ test_live_queue_changes_match_null_blk() {
 	expect_same "$(queue_state $RCFG/d d)" "$(queue_state $CCFG/c c)" "after power-on"
 }
 
+# A tag set made without poll queues has one queue map, and blk-mq never
+# gives it more hardware queues than there are CPUs: it quietly makes fewer
+# than asked. rnull refuses such a count with EINVAL and keeps its queues;
+# null_blk lets blk-mq remap with the cut count, warns from its map_queues
+# (WARN_ON_ONCE, "tag set has unexpected nr_hw_queues"), and blk-mq goes
+# back to the old queues; null_blk reports ENOMEM.
+test_queue_count_beyond_the_cpus_on_one_queue_map() {
+	local cpus m out
+	cpus=$(nproc)
+	[ "$cpus" -ge 2 ] || { note "needs 2 CPUs"; return 0; }
+	expect_eq "$(load rnull nr_devices=0 poll_queues=$cpus)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=$cpus)" 0 "modprobe null_blk"
+	mkdir $RCFG/d $CCFG/c
+	for dir in $RCFG/d $CCFG/c; do
+		echo 1 >$dir/submit_queues
+		echo 0 >$dir/poll_queues
+		echo 1 >$dir/power
+	done
+	expect_eq "$(wr $RCFG/d/poll_queues "$cpus")" EINVAL "rnull: poll_queues=$cpus"
+	expect_eq "$(queue_state $RCFG/d d)" "submit=1 poll=0 hwq=1 io_poll=0" "rnull's queues"
+	m=$(known_splats_begin "a queue count beyond the CPUs on null_blk's one queue map")
+	expect_eq "$(wr $CCFG/c/poll_queues "$cpus")" ENOMEM "null_blk: poll_queues=$cpus"
+	out=$(dmesg_since "$m")
+	known_splats_end "$m"
+	grep -q "tag set has unexpected nr_hw_queues: $cpus" <<<"$out" ||
+		{ echo "    null_blk did not warn: $out"; return 1; }
+	expect_eq "$(queue_state $CCFG/c c)" "submit=1 poll=0 hwq=1 io_poll=0" "null_blk's queues"
+	# Both still do I/O.
+	fio_ok /dev/d --rw=randread --bs=4k --size=16M --io_size=4M
+	fio_ok /dev/c --rw=randread --bs=4k --size=16M --io_size=4M
+}
+
 test_queue_changes_under_io() {
 	local dir disk pid out step
 	expect_eq "$(load rnull nr_devices=0 poll_queues=2)" 0 "modprobe rnull"
