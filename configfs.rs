@@ -18,6 +18,7 @@ use crate::{
     storage::Storage,
 };
 use kernel::{
+    block::zoned::ZoneCondition,
     configfs::{
         self,
         AttributeOperations, //
@@ -200,6 +201,29 @@ impl DeviceConfig {
         Ok(())
     }
 
+    /// Makes the zone holding the sector in `page` read-only or offline
+    /// (`cond`), or empty again if it is already, while the device is on.
+    fn store_zone_condition(&self, page: &[u8], cond: ZoneCondition) -> Result {
+        let state = self.state.lock();
+        if !state.settings.zoned {
+            pr_err!("rnull device is not zoned\n");
+            return Err(EINVAL);
+        }
+        let Some(disk) = &state.disk else {
+            pr_err!("rnull device is not yet powered\n");
+            return Err(EINVAL);
+        };
+        disk.set_zone_condition(kstrtoull_bytes(page)?, cond)
+    }
+
+    fn store_zone_readonly(&self, page: &[u8]) -> Result {
+        self.store_zone_condition(page, ZoneCondition::ReadOnly)
+    }
+
+    fn store_zone_offline(&self, page: &[u8]) -> Result {
+        self.store_zone_condition(page, ZoneCondition::Offline)
+    }
+
     fn show_power(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
         show_value(page, self.state.lock().disk.is_some())
     }
@@ -291,13 +315,15 @@ fn show_value(page: &mut [u8; PAGE_SIZE], value: impl AttributeValue) -> Result<
 /// - `read_only`: the [`Settings`] field of that name, shown only;
 /// - `live`: a queue count, shown like a setting and changed through
 ///   [`DeviceConfig::store_queue_count`], also while the device is on;
-/// - `custom(show, store)`: [`DeviceConfig`] methods do the work.
+/// - `custom(show, store)`: [`DeviceConfig`] methods do the work;
+/// - `write_only(store)`: a [`DeviceConfig`] method takes what is written;
+///   there is nothing to read.
 ///
 /// The row is the only place an attribute is declared: the configfs item
 /// type and the `features` list are generated from the table.
 macro_rules! device_attributes {
-    ($($name:ident: $id:literal => $kind:ident $(($show:ident, $store:ident))?),* $(,)?) => {
-        $(device_attributes!(@impl $name $id $kind $(($show, $store))?);)*
+    ($($name:ident: $id:literal => $kind:ident $(($($method:ident),+))?),* $(,)?) => {
+        $(device_attributes!(@impl $name $id $kind $(($($method),+))?);)*
 
         /// The names of all device attributes.
         const DEVICE_ATTRIBUTES: [&str; [$($id),*].len()] = [$(stringify!($name)),*];
@@ -341,6 +367,16 @@ macro_rules! device_attributes {
             }
         }
     };
+    (@impl $name:ident $id:literal write_only($store:ident)) => {
+        #[vtable]
+        impl AttributeOperations<$id> for DeviceConfig {
+            type Data = DeviceConfig;
+
+            fn store(this: &DeviceConfig, page: &[u8]) -> Result {
+                this.$store(page)
+            }
+        }
+    };
     (@impl $name:ident $id:literal custom($show:ident, $store:ident)) => {
         #[vtable]
         impl AttributeOperations<$id> for DeviceConfig {
@@ -381,6 +417,16 @@ device_attributes! {
     discard: 20 => setting,
     cache_size: 21 => setting,
     fua: 22 => setting,
+    zoned: 23 => setting,
+    zone_size: 24 => setting,
+    zone_capacity: 25 => setting,
+    zone_nr_conv: 26 => setting,
+    zone_max_open: 27 => setting,
+    zone_max_active: 28 => setting,
+    zone_append_max_sectors: 29 => setting,
+    zone_full: 30 => setting,
+    zone_readonly: 31 => write_only(store_zone_readonly),
+    zone_offline: 32 => write_only(store_zone_offline),
 }
 
 #[kunit_tests(rnull_configfs)]

@@ -14,6 +14,10 @@ use crate::{
         Memory,
         Storage, //
     },
+    zoned::{
+        Geometry,
+        Zones, //
+    },
 };
 use kernel::{
     alloc::{
@@ -34,6 +38,7 @@ use kernel::{
             },
             TagSet, //
         },
+        zoned::ZoneCondition,
     },
     cpu::nr_cpu_ids,
     fmt,
@@ -105,6 +110,22 @@ pub(crate) struct Settings {
     pub(crate) queue_mode: u32,
     /// The index of the disk made at the last power-on (0 before that).
     pub(crate) index: u32,
+    /// Whether the disk is zoned (host-managed).
+    pub(crate) zoned: bool,
+    /// Zone size in MiB, a power of two.
+    pub(crate) zone_size: u64,
+    /// Writable MiB of a sequential zone; 0 means the zone size.
+    pub(crate) zone_capacity: u64,
+    /// Number of conventional zones, the first ones.
+    pub(crate) zone_nr_conv: u32,
+    /// Most zones open at once; 0 for no limit.
+    pub(crate) zone_max_open: u32,
+    /// Most zones open or closed at once; 0 for no limit.
+    pub(crate) zone_max_active: u32,
+    /// Largest zone append in sectors; 0 lets the block layer emulate them.
+    pub(crate) zone_append_max_sectors: u32,
+    /// Whether sequential zones start full.
+    pub(crate) zone_full: bool,
 }
 
 impl Settings {
@@ -196,6 +217,15 @@ impl Settings {
             use_per_node_hctx,
             queue_mode: queue_mode.try_into()?,
             index: 0,
+            zoned: p::zoned.value(),
+            zone_size: p::zone_size.value(),
+            zone_capacity: p::zone_capacity.value(),
+            zone_nr_conv: p::zone_nr_conv.value(),
+            zone_max_open: p::zone_max_open.value(),
+            zone_max_active: p::zone_max_active.value(),
+            // As in C, the int parameter is used as an unsigned value.
+            zone_append_max_sectors: p::zone_append_max_sectors.value() as u32,
+            zone_full: p::zone_full.value(),
         })
     }
 
@@ -233,6 +263,10 @@ impl Settings {
         // As C, the cache size in bytes must fit an unsigned long.
         self.cache_size = self.cache_size.min(u64::MAX >> 20);
         self.irqmode = self.irqmode.min(2);
+        if self.zoned && !self.zone_size.is_power_of_two() {
+            pr_err!("zone_size must be power-of-two\n");
+            return Err(EINVAL);
+        }
         Ok(IrqMode::from_raw(self.irqmode))
     }
 
@@ -241,6 +275,10 @@ impl Settings {
     fn check_discard(&mut self) {
         if self.discard && !self.memory_backed {
             pr_info!("discard option is ignored without memory backing\n");
+            self.discard = false;
+        }
+        if self.discard && self.zoned {
+            pr_info!("discard option is ignored in zoned mode\n");
             self.discard = false;
         }
     }
@@ -380,6 +418,8 @@ pub(crate) struct Disk {
     _disk: GenDisk<NullBlk>,
     tag_set: Arc<TagSet<NullBlk>>,
     index: Index,
+    /// The zones of a zoned disk, also reached from configfs.
+    zones: Option<Arc<Zones>>,
 }
 
 impl Disk {
@@ -408,6 +448,12 @@ impl Disk {
             Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
         };
         settings.check_discard();
+        let geometry = if settings.zoned {
+            let sectors = settings.capacity_sectors()?;
+            Some(Geometry::new(settings, sectors)?)
+        } else {
+            None
+        };
         let memory = match storage {
             _ if !settings.memory_backed => None,
             Some(storage) => Some(storage.clone()),
@@ -422,19 +468,36 @@ impl Disk {
             Memory::new(storage, block_size, settings.cache_size << 20)
         })
         .transpose()?;
+        // A zoned disk's memory is reached through its zones, under their
+        // locks.
+        let (memory, zones) = match geometry {
+            Some(geometry) => {
+                let zones = Zones::new(geometry, settings.capacity_sectors()?, memory)?;
+                (None, Some(Arc::pin_init(zones, GFP_KERNEL)?))
+            }
+            None => (memory, None),
+        };
         let queue_data = QueueData {
             irqmode,
             memory,
+            zones: zones.clone(),
             completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
             queue_depth: tag_set.queue_depth(),
         };
         let disk = match name {
-            Some(name) => gen_disk(fmt!("{}", name.to_str()?), settings, &tag_set, queue_data)?,
+            Some(name) => gen_disk(
+                fmt!("{}", name.to_str()?),
+                settings,
+                &tag_set,
+                queue_data,
+                geometry,
+            )?,
             None => gen_disk(
                 fmt!("rnullb{}", index.value),
                 settings,
                 &tag_set,
                 queue_data,
+                geometry,
             )?,
         };
         settings.index = index.value;
@@ -442,7 +505,20 @@ impl Disk {
             _disk: disk,
             tag_set,
             index,
+            zones,
         })
+    }
+
+    /// Makes the zone holding `sector` read-only or offline (`cond`), or
+    /// empty again if it is already, as C's `zone_cond_store`.
+    pub(crate) fn set_zone_condition(&self, sector: u64, cond: ZoneCondition) -> Result {
+        match &self.zones {
+            Some(zones) => zones.set_condition(sector, cond),
+            None => {
+                pr_err!("rnull device is not zoned\n");
+                Err(EINVAL)
+            }
+        }
     }
 
     /// Gives the disk, while it is in use, the queue counts of `settings`,
@@ -467,11 +543,22 @@ fn gen_disk(
     settings: &Settings,
     tag_set: &Arc<TagSet<NullBlk>>,
     queue_data: QueueData,
+    zoned: Option<Geometry>,
 ) -> Result<GenDisk<NullBlk>> {
     let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
 
     let block_size = settings.block_size();
-    let disk = GenDiskBuilder::new()
+    let mut builder = GenDiskBuilder::new();
+    if let Some(geometry) = zoned {
+        let how = if geometry.emulates_append() {
+            "emulated"
+        } else {
+            "native"
+        };
+        pr_info!("{name}: using {how} zone append\n");
+        builder = builder.zoned(geometry.limits());
+    }
+    let disk = builder
         .capacity_sectors(settings.capacity_sectors()?)
         .logical_block_size(block_size)?
         .physical_block_size(block_size)?
@@ -520,6 +607,14 @@ mod tests {
             use_per_node_hctx: false,
             queue_mode: QUEUE_MODE_MQ,
             index: 0,
+            zoned: false,
+            zone_size: 256,
+            zone_capacity: 0,
+            zone_nr_conv: 0,
+            zone_max_open: 0,
+            zone_max_active: 0,
+            zone_append_max_sectors: i32::MAX as u32,
+            zone_full: false,
         }
     }
 

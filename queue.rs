@@ -17,6 +17,7 @@ use kernel::{
             TimedOutRequest,
             TimeoutAction, //
         },
+        zoned::ZoneReport,
         SECTOR_SHIFT,
     },
     new_spinlock,
@@ -26,13 +27,17 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
+        Arc,
         SpinLock, //
     },
     time::Delta,
     types::Owned,
 };
 
-use crate::storage::Memory;
+use crate::{
+    storage::Memory,
+    zoned::Zones, //
+};
 
 type Request = mq::Request<NullBlk>;
 
@@ -71,8 +76,10 @@ pub(crate) struct QueueData {
     pub(crate) completion: Delta,
     /// The depth of the hardware queues: no queue holds more requests.
     pub(crate) queue_depth: u32,
-    /// The data of a memory-backed disk.
+    /// The data of a memory-backed disk that is not zoned.
     pub(crate) memory: Option<Memory>,
+    /// The zones of a zoned disk, with its data if memory-backed.
+    pub(crate) zones: Option<Arc<Zones>>,
 }
 
 /// The data of a hardware queue.
@@ -229,12 +236,19 @@ impl Operations for NullBlk {
         }
         TimeoutAction::Done
     }
+
+    fn report_zones(queue_data: &QueueData, sector: u64, report: &mut ZoneReport<'_>) -> Result {
+        match &queue_data.zones {
+            Some(zones) => zones.report(sector, report),
+            None => Err(EOPNOTSUPP),
+        }
+    }
 }
 
 /// Queues `rq`, issued on `hw_queue` of the disk of `queue_data`: the work
 /// of C's `null_queue_rq`, which cannot fail for a null device.
 #[inline(always)]
-fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: OwnedRequest) {
+fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, mut rq: OwnedRequest) {
     rq.data().error.store(0, Relaxed);
     // Like C, the fault injection is consulted for every request, and
     // polled requests are completed by polling even if it fires.
@@ -246,7 +260,8 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: OwnedReque
         // (`bio_poll`), where the page allocations and the cache mutex of a
         // memory-backed disk must not sleep, while the queues of such a disk
         // are blocking, so `queue_rq` may.
-        rq.data().set_status(transfer(queue_data, &rq));
+        let status = transfer(queue_data, &mut rq);
+        rq.data().set_status(status);
         let mut list = hw_queue.poll_list.lock();
         match list.push_within_capacity(rq) {
             Ok(()) => hw_queue.polled.store(list.len(), Relaxed),
@@ -264,7 +279,8 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: OwnedReque
         return;
     }
 
-    rq.data().set_status(transfer(queue_data, &rq));
+    let status = transfer(queue_data, &mut rq);
+    rq.data().set_status(status);
     match queue_data.irqmode {
         IrqMode::None => end_request(rq),
         IrqMode::Soft => rq.complete(),
@@ -273,12 +289,16 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, rq: OwnedReque
 }
 
 /// Moves the data of `rq` between its pages and the memory of a
-/// memory-backed disk, as C's `null_handle_memory_backed`. Other disks keep
-/// nothing and leave read buffers as they are.
+/// memory-backed disk, as C's `null_handle_memory_backed`, and on a zoned
+/// disk moves its zones. Other disks keep nothing and leave read buffers as
+/// they are.
 #[inline(always)]
-fn transfer(queue_data: &QueueData, rq: &Request) -> Result {
-    match &queue_data.memory {
-        Some(memory) => transfer_memory(memory, rq),
+fn transfer(queue_data: &QueueData, rq: &mut OwnedRequest) -> Result {
+    if let Some(memory) = &queue_data.memory {
+        return transfer_memory(memory, rq);
+    }
+    match &queue_data.zones {
+        Some(zones) => zones.process(rq),
         None => Ok(()),
     }
 }

@@ -14,6 +14,7 @@ mod configfs;
 mod disk;
 mod queue;
 mod storage;
+mod zoned;
 
 use disk::{
     Disk,
@@ -119,6 +120,38 @@ module! {
         queue_mode: i32 {
             default: 2,
             description: "Block interface to use (0=bio,1=rq,2=multiqueue)",
+        },
+        zoned: bool {
+            default: false,
+            description: "Host-managed zoned device. Default: false",
+        },
+        zone_size: u64 {
+            default: 256,
+            description: "Zone size in MiB, a power of two. Default: 256",
+        },
+        zone_capacity: u64 {
+            default: 0,
+            description: "Writable MiB of a zone, at most its size. Default: 0 (the zone size)",
+        },
+        zone_nr_conv: u32 {
+            default: 0,
+            description: "Conventional zones. Default: 0",
+        },
+        zone_max_open: u32 {
+            default: 0,
+            description: "Most zones open at once. Default: 0 (no limit)",
+        },
+        zone_max_active: u32 {
+            default: 0,
+            description: "Most zones open or closed at once. Default: 0 (no limit)",
+        },
+        zone_append_max_sectors: i32 {
+            default: 2147483647,
+            description: "Largest zone append in sectors; 0: emulated. Default: INT_MAX",
+        },
+        zone_full: bool {
+            default: false,
+            description: "Sequential zones start full. Default: false",
         },
     },
 }

@@ -82,7 +82,11 @@ pub(crate) trait Sink: Buffer {
     /// Copies `src` in, from byte `offset`.
     fn copy_from_slice(&self, offset: usize, src: &[u8]) -> Result;
     /// Fills `len` bytes from byte `offset` with zeros.
-    fn zero(&self, offset: usize, len: usize) -> Result;
+    fn zero(&self, offset: usize, len: usize) -> Result {
+        self.fill(offset, len, 0)
+    }
+    /// Fills `len` bytes from byte `offset` with `byte`.
+    fn fill(&self, offset: usize, len: usize, byte: u8) -> Result;
 }
 
 impl<B: Buffer> Buffer for &B {
@@ -102,8 +106,8 @@ impl<B: Sink> Sink for &B {
         (**self).copy_from_slice(offset, src)
     }
 
-    fn zero(&self, offset: usize, len: usize) -> Result {
-        (**self).zero(offset, len)
+    fn fill(&self, offset: usize, len: usize, byte: u8) -> Result {
+        (**self).fill(offset, len, byte)
     }
 }
 
@@ -130,8 +134,8 @@ impl Sink for ReadSegment<'_> {
         ReadSegment::copy_from_slice(self, offset, src)
     }
 
-    fn zero(&self, offset: usize, len: usize) -> Result {
-        ReadSegment::zero(self, offset, len)
+    fn fill(&self, offset: usize, len: usize, byte: u8) -> Result {
+        ReadSegment::fill(self, offset, len, byte)
     }
 }
 
@@ -363,9 +367,30 @@ impl Memory {
     /// Reads into `buffers`, one after the other, from byte `pos` of the
     /// device: from the cache where it holds the data, else from the store.
     pub(crate) fn read<B: Sink>(&self, buffers: impl IntoIterator<Item = B>, pos: u64) -> Result {
+        self.read_up_to(buffers, pos, u64::MAX)
+    }
+
+    /// Reads like [`Memory::read`] the first `valid` bytes from byte `pos`;
+    /// the bytes after them read as 0xff, as C's zoned devices give past the
+    /// write pointer of a zone.
+    pub(crate) fn read_up_to<B: Sink>(
+        &self,
+        buffers: impl IntoIterator<Item = B>,
+        pos: u64,
+        valid: u64,
+    ) -> Result {
+        let end = pos.saturating_add(valid);
         let cache = self.cache.as_ref().map(|cache| cache.lock());
         let mut store = self.storage.lock();
         self.for_each_chunk(buffers, pos, |buffer, chunk| {
+            let kept = chunk.kept_before(end);
+            if kept < chunk.len {
+                buffer.fill(chunk.buffer_offset + kept, chunk.len - kept, 0xff)?;
+                if kept == 0 {
+                    return Ok(());
+                }
+            }
+            let chunk = &chunk.prefix(kept);
             match cache.as_ref().and_then(|cache| cache.page(chunk.index)) {
                 Some(page) if page.holds(chunk) => page.read(buffer, chunk),
                 _ => store.read(buffer, chunk),
@@ -429,6 +454,20 @@ pub(crate) struct Chunk {
 }
 
 impl Chunk {
+    /// How many bytes of the chunk lie before byte `end` of the device.
+    #[inline]
+    fn kept_before(&self, end: u64) -> usize {
+        let start = self.index as u64 * PAGE_SIZE as u64 + self.offset as u64;
+        // At most `self.len`, which is a `usize`.
+        end.saturating_sub(start).min(self.len as u64) as usize
+    }
+
+    /// The first `len` bytes of the chunk.
+    #[inline]
+    fn prefix(&self, len: usize) -> Chunk {
+        Chunk { len, ..*self }
+    }
+
     /// The bytes of the page the chunk covers.
     #[inline]
     fn range(&self) -> core::ops::Range<usize> {
@@ -551,9 +590,12 @@ mod tests {
             Ok(())
         }
 
-        fn zero(&self, offset: usize, len: usize) -> Result {
+        fn fill(&self, offset: usize, len: usize, byte: u8) -> Result {
             let mut bytes = self.0.lock();
-            bytes.get_mut(offset..offset + len).ok_or(EINVAL)?.fill(0);
+            bytes
+                .get_mut(offset..offset + len)
+                .ok_or(EINVAL)?
+                .fill(byte);
             Ok(())
         }
     }
@@ -587,6 +629,33 @@ mod tests {
         assert!(read(&memory, 1536, PAGE_SIZE)?.same(&data));
         assert!(read(&memory, 0, 1536)?.all(0));
         assert!(has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn bytes_past_the_valid_ones_read_as_ff() -> Result {
+        let memory = Memory::new(storage()?, 4096, PAGE_SIZE as u64)?;
+        memory.write([&Bytes::pattern(2 * PAGE_SIZE, 1)?], 0, false)?;
+
+        // The end falls inside a block and a page: the chunk is cut there.
+        let bytes = Bytes::new(2 * PAGE_SIZE, 0)?;
+        memory.read_up_to([&bytes], 512, 1024)?;
+        let data = bytes.0.lock();
+        assert!(data[1024..].iter().all(|&b| b == 0xff));
+        drop(data);
+        let head = Bytes::new(1024, 0)?;
+        memory.read([&head], 512)?;
+        let (data, head) = (bytes.0.lock(), head.0.lock());
+        assert!(data[..1024] == head[..]);
+        drop((data, head));
+
+        // Nothing valid: all 0xff; everything valid: a plain read.
+        let none = Bytes::new(PAGE_SIZE, 0)?;
+        memory.read_up_to([&none], 0, 0)?;
+        assert!(none.all(0xff));
+        let all = Bytes::new(PAGE_SIZE, 0)?;
+        memory.read_up_to([&all], 0, u64::MAX)?;
+        assert!(all.same(&read(&memory, 0, PAGE_SIZE)?));
         Ok(())
     }
 

@@ -20,6 +20,8 @@ declare -A ERRNO_OF=(
 	["No such device"]=ENODEV
 	["Resource temporarily unavailable"]=EAGAIN
 	["Connection timed out"]=ETIMEDOUT
+	["cannot splice"]=ETOOMANYREFS
+	["Value too large for defined data type"]=EOVERFLOW
 )
 
 # Turns the error message of a failed command into an errno name.

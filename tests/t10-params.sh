@@ -163,7 +163,9 @@ test_modinfo_describes_every_parameter() {
 	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational \
 		queue_mode max_sectors virt_boundary home_node use_per_node_hctx \
 		completion_nsec poll_queues no_sched blocking shared_tags \
-		shared_tag_bitmap memory_backed discard cache_size fua; do
+		shared_tag_bitmap memory_backed discard cache_size fua zoned zone_size \
+		zone_capacity zone_nr_conv zone_max_open zone_max_active \
+		zone_append_max_sectors zone_full; do
 		modinfo -F parm rnull | grep -q "^$p:.\+" ||
 			{ echo "    modinfo has no description of $p"; return 1; }
 	done

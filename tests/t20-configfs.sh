@@ -5,7 +5,9 @@
 
 RNULL_ATTRS="blocking blocksize cache_size completion_nsec discard fua home_node hw_queue_depth
 index irqmode max_sectors memory_backed no_sched poll_queues power queue_mode rotational
-shared_tag_bitmap shared_tags size submit_queues use_per_node_hctx virt_boundary"
+shared_tag_bitmap shared_tags size submit_queues use_per_node_hctx virt_boundary
+zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv
+zone_offline zone_readonly zone_size zoned"
 
 # Loads both drivers with no disks of their own and the given parameters.
 load_both() {

@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: GPL-2.0
+# Zoned devices: the geometry checks of power-on, the zone state machine
+# driven by writes and zone commands, read-only and offline zones, data of
+# memory-backed zoned devices, each compared with null_blk.
+# shellcheck shell=bash
+
+# zdev DIR ATTR=VALUE...: a zoned device with the given settings (not powered).
+zdev() {
+	local dir=$1 a
+	mkdir "$dir"
+	echo 1 >"$dir"/zoned
+	shift
+	for a in "$@"; do echo "${a#*=}" >"$dir/${a%%=*}"; done
+}
+
+# zpair ATTR=VALUE...: zoned devices d (rnull) and c (null_blk) with the
+# same settings, powered on.
+zpair() {
+	zdev $RCFG/d "$@"
+	zdev $CCFG/c "$@"
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "rnull power-on ($*)" &&
+		expect_eq "$(wr $CCFG/c/power 1)" 0 "null_blk power-on ($*)"
+}
+
+# zone_report DISK: the zones of DISK as blkzone reports them.
+zone_report() { blkzone report /dev/"$1" 2>&1; }
+
+# zone_settings DIR: the zone attributes of a device, as C rewrites them.
+zone_settings() {
+	local a
+	for a in zoned zone_size zone_capacity zone_nr_conv zone_max_open zone_max_active \
+		zone_append_max_sectors zone_full discard; do
+		printf '%s=%s ' "$a" "$(cat "$1/$a")"
+	done
+}
+
+# zone_messages MARK DRIVER: what DRIVER logged since MARK, without its prefix
+# and the disk names.
+zone_messages() {
+	dmesg_since "$1" | sed -n "s/^\[[^]]*\] $2: //p" | sed 's/^[a-z]*: using/DISK: using/;
+		/^disk .* created$/d' | tr '\n' '|'
+}
+
+test_zoned_geometry_matches_null_blk() {
+	local settings r c mr mc
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
+	# Each line: the settings of one power-on.
+	while read -r settings; do
+		zdev $RCFG/d $settings
+		zdev $CCFG/c $settings
+		mr=$(mark)
+		r=$(wr $RCFG/d/power 1)
+		mr=$(zone_messages "$mr" rnull)
+		mc=$(mark)
+		c=$(wr $CCFG/c/power 1)
+		mc=$(zone_messages "$mc" null_blk)
+		expect_same "$r" "$c" "power-on with $settings" &&
+			expect_same "$(zone_settings $RCFG/d)" "$(zone_settings $CCFG/c)" \
+				"settings after power-on with $settings" &&
+			expect_same "$mr" "$mc" "messages of power-on with $settings" || return 1
+		if [ "$r" = 0 ]; then
+			expect_same "$(disk_shape d)" "$(disk_shape c)" "disk with $settings" &&
+				expect_same "$(zone_report d)" "$(zone_report c)" \
+					"zones with $settings" &&
+				expect_same "$(cat /sys/block/d/queue/zone_append_max_bytes)" \
+					"$(cat /sys/block/c/queue/zone_append_max_bytes)" \
+					"zone append limit with $settings" || return 1
+		fi
+		rmdir $RCFG/d $CCFG/c
+	done <<-EOF
+		size=64 zone_size=16
+		size=64 zone_size=3
+		size=64 zone_size=0
+		size=8 zone_size=16
+		size=64 zone_size=16 zone_capacity=32
+		size=64 zone_size=16 zone_capacity=8
+		size=60 zone_size=16 zone_capacity=8
+		size=60 zone_size=16
+		size=64 zone_size=8 zone_nr_conv=20
+		size=64 zone_size=8 zone_nr_conv=2 zone_max_active=6
+		size=64 zone_size=8 zone_nr_conv=2 zone_max_active=3 zone_max_open=5
+		size=64 zone_size=8 zone_nr_conv=2 zone_max_open=6
+		size=64 zone_size=8 zone_max_open=2 zone_max_active=4
+		size=64 zone_size=8 zone_full=1 zone_capacity=4
+		size=64 zone_size=8 blocksize=4096 zone_append_max_sectors=1001
+		size=64 zone_size=8 zone_append_max_sectors=0
+		size=64 zone_size=1 zone_append_max_sectors=100000
+		size=64 zone_size=8 discard=1 memory_backed=1
+		size=64 zone_size=8 discard=1
+	EOF
+}
+
+# zone_op DISK OP ZONE: blkzone OP (open, close, finish, reset) on zone ZONE
+# of DISK (1 MiB zones); prints 0 or the errno name.
+zone_op() { run blkzone "$2" -o $(($3 * 2048)) -c 1 /dev/"$1"; }
+
+# zone_write DISK ZONE KIB [OFFSET_KIB]: writes KIB KiB at OFFSET_KIB of zone
+# ZONE (1 MiB zones), in one direct write; prints 0 or the errno name.
+zone_write() {
+	run dd if=/tmp/zone-pattern of=/dev/"$1" bs="$3"K count=1 oflag=direct,seek_bytes \
+		seek=$((($2 * 1024 + ${4:-0}) * 1024)) conv=notrunc status=none
+}
+
+# zone_step OP ARGS...: does one step on both disks: the same errno, then the
+# same zones.
+zone_step() {
+	local fn=$1
+	shift
+	expect_same "$($fn d "$@")" "$($fn c "$@")" "$fn $*" &&
+		expect_same "$(zone_report d)" "$(zone_report c)" "zones after $fn $*"
+}
+
+test_zone_state_machine_matches_null_blk() {
+	local mb step
+	head -c 1048576 /dev/urandom >/tmp/zone-pattern
+	for mb in 0 1; do
+		expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+		expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
+		zpair size=10 zone_size=1 zone_nr_conv=1 zone_max_open=2 zone_max_active=3 \
+			memory_backed=$mb || return 1
+		while read -r step; do
+			# shellcheck disable=SC2086
+			zone_step $step || return 1
+		done <<-EOF
+			zone_write 1 4
+			zone_write 2 8
+			zone_write 3 4
+			zone_write 4 4
+			zone_op open 4
+			zone_op close 2
+			zone_op close 2
+			zone_op open 2
+			zone_op open 2
+			zone_op finish 1
+			zone_write 4 4
+			zone_op open 5
+			zone_op reset 3
+			zone_op open 5
+			zone_op open 6
+			zone_write 6 4
+			zone_write 5 4 4
+			zone_write 5 4
+			zone_write 5 4
+			zone_write 5 1016 8
+			zone_write 5 8 1016
+			zone_op close 7
+			zone_op finish 7
+			zone_op open 0
+			zone_op reset 0
+			zone_write 0 8 100
+			zone_write 0 4 12
+			zone_write 9 1024
+			zone_write 9 4
+			zone_op finish 8
+			zone_op reset 9
+			zone_op reset 1
+		EOF
+		expect_same "$(run blkzone reset /dev/d)" "$(run blkzone reset /dev/c)" "reset all" &&
+			expect_same "$(zone_report d)" "$(zone_report c)" "zones after reset all" ||
+			return 1
+		unload_all
+	done
+}
+
+test_zone_readonly_and_offline_match_null_blk() {
+	local a
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
+	head -c 1048576 /dev/urandom >/tmp/zone-pattern
+	# Not zoned, not powered.
+	mkdir $RCFG/n $CCFG/n
+	expect_same "$(wr $RCFG/n/zone_readonly 0)" "$(wr $CCFG/n/zone_readonly 0)" "not zoned"
+	rmdir $RCFG/n $CCFG/n
+	zdev $RCFG/d size=8 zone_size=1 zone_nr_conv=1 memory_backed=1
+	zdev $CCFG/c size=8 zone_size=1 zone_nr_conv=1 memory_backed=1
+	expect_same "$(wr $RCFG/d/zone_offline 2048)" "$(wr $CCFG/c/zone_offline 2048)" \
+		"not powered"
+	echo 1 >$RCFG/d/power
+	echo 1 >$CCFG/c/power
+	zone_step zone_write 2 8 || return 1
+	zone_step zone_write 3 8 || return 1
+	for a in zone_readonly:0 zone_readonly:16384 zone_readonly:99999999 zone_readonly:x \
+		zone_readonly:2048 zone_offline:4096 zone_offline:6144 zone_readonly:4100; do
+		expect_same "$(wr $RCFG/d/${a%:*} "${a#*:}")" "$(wr $CCFG/c/${a%:*} "${a#*:}")" \
+			"write ${a#*:} to ${a%:*}" &&
+			expect_same "$(zone_report d)" "$(zone_report c)" "zones after $a" || return 1
+	done
+	# Read-only zones fail writes and zone commands; offline zones also reads.
+	zone_step zone_write 1 4 || return 1
+	zone_step zone_write 2 4 || return 1
+	zone_step zone_op reset 2 || return 1
+	zone_step zone_op finish 3 || return 1
+	expect_same "$(run dd if=/dev/d of=/dev/null bs=4k count=1 skip=512 iflag=direct)" \
+		"$(run dd if=/dev/c of=/dev/null bs=4k count=1 skip=512 iflag=direct)" "read offline"
+	expect_same "$(dd if=/dev/d bs=1M count=1 skip=1 iflag=direct status=none | md5sum)" \
+		"$(dd if=/dev/c bs=1M count=1 skip=1 iflag=direct status=none | md5sum)" \
+		"read of a read-only zone"
+	# Back to normal: written again, the condition goes.
+	zone_step zone_write_cond zone_readonly 1 || return 1
+	zone_step zone_write_cond zone_offline 2 || return 1
+	zone_step zone_write 2 4 || return 1
+	expect_same "$(run blkzone reset /dev/d)" "$(run blkzone reset /dev/c)" "reset all" &&
+		expect_same "$(zone_report d)" "$(zone_report c)" "zones after reset all"
+}
+
+# zone_write_cond DISK ATTR ZONE: writes the first sector of ZONE to ATTR of
+# the device of DISK.
+zone_write_cond() {
+	local dir=$RCFG/d
+	[ "$1" = c ] && dir=$CCFG/c
+	wr $dir/"$2" $(($3 * 2048))
+}
+
+# zone_sum DISK: checksum of all of DISK, read directly.
+zone_sum() { dd if=/dev/"$1" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1; }
+
+test_memory_backed_zones_read_like_null_blk() {
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
+	head -c 1048576 /dev/urandom >/tmp/zone-pattern
+	zpair size=8 zone_size=2 zone_nr_conv=1 zone_capacity=1 memory_backed=1 || return 1
+	# Conventional data, a partly written zone, a full one.
+	zone_step zone_write 0 12 40 || return 1
+	zone_step zone_write 2 12 || return 1
+	zone_step zone_write 4 1024 || return 1
+	expect_same "$(zone_sum d)" "$(zone_sum c)" "contents" || return 1
+	# Zone conditions are not kept over a power cycle, the data is: both
+	# read the sequential zones as empty again (0xff).
+	echo 0 >$RCFG/d/power && echo 1 >$RCFG/d/power
+	echo 0 >$CCFG/c/power && echo 1 >$CCFG/c/power
+	expect_same "$(zone_report d)" "$(zone_report c)" "zones after a power cycle" &&
+		expect_same "$(zone_sum d)" "$(zone_sum c)" "contents after a power cycle"
+}
+
+test_fio_zbd_verify_on_memory_backed_zoned_disks() {
+	local disk
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
+	zpair size=64 zone_size=4 zone_nr_conv=2 zone_max_open=4 memory_backed=1 \
+		cache_size=2 || return 1
+	for disk in d c; do
+		fio_ok /dev/$disk --zonemode=zbd --rw=randwrite --bs=4k --iodepth=4 \
+			--numjobs=2 --offset_increment=32M --size=32M --io_size=8M \
+			--max_open_zones=2 --verify=crc32c --do_verify=1 --time_based=0 \
+			--runtime=0 --group_reporting || return 1
+	done
+}
+
+test_zoned_differences_from_null_blk() {
+	# FINISH: rnull moves the write pointer to the end of the zone's
+	# capacity, null_blk to the end of the zone.
+	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=1)" 0 "modprobe null_blk"
+	zpair size=8 zone_size=2 zone_capacity=1 || return 1
+	# Zone 1 of 2 MiB starts at sector 4096.
+	expect_eq "$(run blkzone finish -o 4096 -c 1 /dev/d)" 0 "finish on rnull"
+	expect_eq "$(run blkzone finish -o 4096 -c 1 /dev/c)" 0 "finish on null_blk"
+	expect_eq "$(zone_report d | sed -n 2p | grep -o 'wptr 0x[0-9a-f]*')" "wptr 0x000800" \
+		"rnull's write pointer after finish"
+	expect_eq "$(zone_report c | sed -n 2p | grep -o 'wptr 0x[0-9a-f]*')" "wptr 0x001000" \
+		"null_blk's write pointer after finish"
+	rmdir $RCFG/d $CCFG/c
+	# Polled requests: rnull handles their zones like any other's, null_blk
+	# skips its zone checks for them: a polled read of an offline zone fails
+	# on rnull and succeeds on null_blk.
+	zpair size=8 zone_size=1 poll_queues=1 || return 1
+	expect_same "$(cat /sys/block/d/queue/io_poll)" "$(cat /sys/block/c/queue/io_poll)" io_poll
+	expect_eq "$(cat /sys/block/d/queue/io_poll)" 1 "io_poll"
+	echo 2048 >$RCFG/d/zone_offline
+	echo 2048 >$CCFG/c/zone_offline
+	expect_eq "$(polled_read d)" 1 "polled read of an offline zone on rnull"
+	expect_eq "$(polled_read c)" 0 "polled read of an offline zone on null_blk"
+}
+
+# polled_read DISK: fio's exit status after one polled 4 KiB read of zone 1.
+polled_read() {
+	fio --name=p --filename=/dev/"$1" --ioengine=io_uring --hipri --direct=1 --rw=read \
+		--bs=4k --size=4k --offset=1M >/dev/null 2>&1
+	echo $?
+}
