@@ -20,6 +20,10 @@
 #   BENCH_MEMORY      memory_backed values: 0,1
 #   BENCH_COMPLETION  irqmode values, and poll for polled I/O: 0,1,poll
 #   BENCH_POLL_BS     block sizes polled points use (default: 4k; full: all)
+#   BENCH_ZONED       zoned points: zwrite (sequential writes, --zonemode=zbd,
+#                     at each BENCH_ZBS, 1 and 2 jobs, memory_backed 0 and 1),
+#                     zreport (zone reports of a disk of 4096 zones), or none
+#   BENCH_ZBS         block sizes of the zoned writes: 4k,64k
 #   BENCH_SIZE        device size in MiB (256)
 #   BENCH_OUT         results directory (default: a new one under /tmp)
 #   BENCH_AA          1: an A/A run, null_blk against a second null_blk device
@@ -31,15 +35,15 @@ MODE=${BENCH_MODE:-default}
 case $MODE in
 quick)
 	reps=2 runtime=1 rws=randread,randwrite bss=4k qds=32 njs=1 mems=0,1
-	cms=1,poll poll_bs=4k
+	cms=1,poll poll_bs=4k zoned=zwrite zbss=4k
 	;;
 default)
 	reps=3 runtime=0.75 rws=randread,randwrite bss=4k,64k,1M qds=1,32 njs=1,2 mems=0,1
-	cms=0,1,poll poll_bs=4k
+	cms=0,1,poll poll_bs=4k zoned=zwrite,zreport zbss=4k,64k
 	;;
 full)
 	reps=5 runtime=3 rws=randread,randwrite bss=4k,64k,1M qds=1,32 njs=1,2 mems=0,1
-	cms=0,1,poll poll_bs=4k,64k,1M
+	cms=0,1,poll poll_bs=4k,64k,1M zoned=zwrite,zreport zbss=4k,64k
 	;;
 *)
 	echo "BENCH_MODE must be quick, default or full" >&2
@@ -61,6 +65,8 @@ MEMS=${BENCH_MEMORY:-$mems}
 CMS=${BENCH_COMPLETION:-$cms}
 POLL_BS=${BENCH_POLL_BS:-$poll_bs}
 SIZE=${BENCH_SIZE:-256}
+ZONED=${BENCH_ZONED:-$zoned}
+ZBSS=${BENCH_ZBS:-$zbss}
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/rnull-bench.XXXXXX)}
 RCFG=/sys/kernel/config/rnull/bench
 # BENCH_AA=1 puts a second null_blk device, set up alike, where rnull's would
@@ -136,7 +142,57 @@ make_dev() {
 	echo 0 >"/sys/block/$2/queue/iostats"
 }
 
-# run_point FILE RW BS IODEPTH NUMJOBS POLL: one fio run alternating the
+# make_zoned_dev DIR NAME MEMORY ZONES: a zoned device of ZONES zones of 1
+# MiB (ZONES 0: SIZE MiB in zones of 4 MiB), otherwise as make_dev with
+# softirq completions.
+make_zoned_dev() {
+	mkdir "$1"
+	echo 1 >"$1/zoned"
+	if [ "$4" = 0 ]; then
+		echo "$SIZE" >"$1/size"
+		echo 4 >"$1/zone_size"
+	else
+		echo "$4" >"$1/size"
+		echo 1 >"$1/zone_size"
+	fi
+	echo 4096 >"$1/blocksize"
+	echo 256 >"$1/hw_queue_depth"
+	nproc >"$1/submit_queues"
+	echo "$3" >"$1/memory_backed"
+	echo 0 >"$1/poll_queues"
+	echo 1 >"$1/irqmode"
+	echo 1 >"$1/power"
+	echo none >"/sys/block/$2/queue/scheduler"
+	echo 0 >"/sys/block/$2/queue/iostats"
+}
+
+# report_point FILE: REPS pairs of timed loops of zone reports (blkzone
+# report of every zone, ZREPORTS times), alternating the devices as
+# run_point does, written into FILE as fio would report them: an "I/O" is a
+# zone reported.
+ZREPORTS=20
+report_point() {
+	local file=$1 i dev name zones t jobs=() order
+	zones=$(blkzone report /dev/bench_c | wc -l)
+	for ((i = 1; i <= REPS; i++)); do
+		if ((i % 2)); then order="c r"; else order="r c"; fi
+		for name in $order; do
+			dev=bench_c
+			[ "$name" = r ] && dev=bench
+			t=$({ TIMEFORMAT='%3R %3U %3S'; time for ((k = 0; k < ZREPORTS; k++)); do
+				blkzone report /dev/$dev >/dev/null; done; } 2>&1)
+			jobs+=("$(awk -v n="$name$i" -v z=$((zones * ZREPORTS)) -v t="$t" 'BEGIN {
+				split(t, f, " "); r = f[1] > 0 ? f[1] : 0.001
+				printf "{\"jobname\": \"%s\", \"read\": {\"total_ios\": %d, \"iops\": %f}, ", n, z, z / r
+				printf "\"write\": {\"total_ios\": 0, \"iops\": 0}, "
+				printf "\"usr_cpu\": %f, \"sys_cpu\": %f, \"job_runtime\": %d}", f[2] / r * 100, f[3] / r * 100, r * 1000
+			}')")
+		done
+	done
+	(IFS=,; echo "{\"jobs\": [${jobs[*]}]}") >"$file"
+}
+
+# run_point FILE RW BS IODEPTH NUMJOBS POLL [FIO ARGS...]: one fio run alternating the
 # two devices, REPS jobs each, JSON into FILE. The order within a pair
 # alternates too (C R, R C, C R, ...), so that neither driver always runs
 # first. Jobs are threads: a process per job took about 0.2 s more each to
@@ -150,7 +206,7 @@ run_point() {
 	done
 	fio --output-format=json --output="$file" "${FIO[@]}" --hipri="$6" --time_based \
 		--runtime="${RUNTIME_MS}ms" --rw="$2" --bs="$3" --iodepth="$4" --numjobs="$5" \
-		--group_reporting "${jobs[@]}" >/dev/null
+		--group_reporting "${@:7}" "${jobs[@]}" >/dev/null
 }
 
 # fill DEV: writes all of /dev/DEV, so that reads of a memory-backed disk
@@ -222,6 +278,12 @@ for cm in $(list "$CMS"); do
 		done
 	done
 done
+for z in $(list "$ZONED"); do
+	case $z in
+	zwrite) points=$((points + 2 * 2 * $(list "$ZBSS" | wc -w))) ;;
+	zreport) points=$((points + 1)) ;;
+	esac
+done
 echo "rnull vs null_blk: $points points, $REPS x ${RUNTIME} s per driver and point;" \
 	"results in $OUT"
 
@@ -253,6 +315,46 @@ for mem in $(list "$MEMS"); do
 			done
 		done
 	done
+done
+
+# Zoned points: sequential writes in zbd mode (fio resets full zones, so
+# that a timed run can go on), each job in a part of its own; zone reports.
+for z in $(list "$ZONED"); do
+	case $z in
+	none) continue ;;
+	zwrite)
+		for mem in 0 1; do
+			remove_devs
+			make_zoned_dev $CCFG bench_c "$mem" 0
+			make_zoned_dev $RCFG bench "$mem" 0
+			check_log "making zoned devices (memory_backed=$mem)"
+			for bs in $(list "$ZBSS"); do
+				for nj in 1 2; do
+					file=$OUT/raw/zwrite-$bs-1-$nj-$mem-1.json
+					run_point "$file" write "$bs" 1 "$nj" 0 --zonemode=zbd \
+						--size=$((SIZE / nj))M --offset_increment=$((SIZE / nj))M
+					done_points=$((done_points + 1))
+					check_log "$(basename "$file" .json)"
+					progress "$done_points" "$file"
+				done
+			done
+		done
+		;;
+	zreport)
+		remove_devs
+		make_zoned_dev $CCFG bench_c 0 4096
+		make_zoned_dev $RCFG bench 0 4096
+		file=$OUT/raw/zreport-all-1-1-0-1.json
+		report_point "$file"
+		done_points=$((done_points + 1))
+		check_log "$(basename "$file" .json)"
+		progress "$done_points" "$file"
+		;;
+	*)
+		echo "BENCH_ZONED: zwrite, zreport or none" >&2
+		exit 2
+		;;
+	esac
 done
 
 echo

@@ -197,10 +197,15 @@ def main(argv):
     if not points:
         print(f"{raw}: no results", file=sys.stderr)
         return 1
-    order = {"randread": 0, "randwrite": 1}
-    points.sort(key=lambda p: (p["completion"], p["memory_backed"], order.get(p["rw"], 2),
-                               int(p["bs"][:-1]) * (1024 if p["bs"].endswith("M") else 1),
-                               int(p["iodepth"]), int(p["numjobs"])))
+    # Zoned points (zwrite, zreport) last, after the others.
+    order = {"randread": 0, "randwrite": 1, "zwrite": 2, "zreport": 3}
+
+    def kib(bs):
+        return int(bs[:-1]) * (1024 if bs.endswith("M") else 1) if bs[:-1].isdigit() else 0
+
+    points.sort(key=lambda p: (p["rw"].startswith("z"), p["completion"], p["memory_backed"],
+                               order.get(p["rw"], 4), kib(p["bs"]), int(p["iodepth"]),
+                               int(p["numjobs"])))
     info = ""
     if os.path.exists(os.path.join(out, "info.md")):
         with open(os.path.join(out, "info.md")) as f:
