@@ -16,6 +16,7 @@ use crate::{
     storage::Memory, //
 };
 use kernel::{
+    alloc::flags::__GFP_NOWARN,
     block::{
         mq::{
             gen_disk::ZonedLimits,
@@ -270,12 +271,14 @@ impl Zones {
         let len = geometry.nr_zones as usize;
         // The index fits: it is below the number of zones, a `u32`.
         let initial = |no: usize| geometry.initial_zone(no as u32, disk_sectors);
+        // Millions of zones need gigabytes: fail quietly if they are not there.
+        let flags = GFP_KERNEL | __GFP_NOWARN;
         let table = if memory.is_some() {
             let slot = |no| try_pin_init!(Slot { zone <- new_mutex!(initial(no)) }? Error);
-            Table::Sleep(KVBox::pin_slice(slot, len, GFP_KERNEL)?)
+            Table::Sleep(KVBox::pin_slice(slot, len, flags)?)
         } else {
             let slot = |no| try_pin_init!(Slot { zone <- new_spinlock!(initial(no)) }? Error);
-            Table::Spin(KVBox::pin_slice(slot, len, GFP_KERNEL)?)
+            Table::Spin(KVBox::pin_slice(slot, len, flags)?)
         };
         Ok(try_pin_init!(Self {
             geometry,

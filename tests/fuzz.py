@@ -15,7 +15,8 @@ verified once must read back the same after power cycles.
 
 The sequence of operations depends on the seed only: a failure is replayed
 with RNULL_FUZZ_SEED=<seed> (printed first) and RNULL_FUZZ_OPS=<count>.
-RNULL_FUZZ_SECONDS stops earlier. The kernel log is checked as the run goes:
+RNULL_FUZZ_SECONDS stops earlier. RNULL_FUZZ_TRACE=1 writes each operation
+to the kernel log before it runs, for crashes that take the VM down. The kernel log is checked as the run goes:
 a warning fails the run at the operation that caused it.
 """
 
@@ -33,13 +34,19 @@ CCFG = "/sys/kernel/config/nullb"
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 ONLINE_NODES = len([d for d in os.listdir("/sys/devices/system/node") if re.fullmatch(r"node\d+", d)])
 CPUS = os.cpu_count()
+TRACE = os.environ.get("RNULL_FUZZ_TRACE") == "1"
 
 # The attributes both drivers have, by type.
 BOOL = ["blocking", "discard", "fua", "memory_backed", "no_sched", "rotational",
-        "shared_tag_bitmap", "shared_tags", "use_per_node_hctx", "virt_boundary"]
+        "shared_tag_bitmap", "shared_tags", "use_per_node_hctx", "virt_boundary",
+        "zone_full", "zoned"]
 UINT = ["blocksize", "home_node", "hw_queue_depth", "irqmode", "max_sectors",
-        "poll_queues", "queue_mode", "submit_queues"]
-ULONG = ["cache_size", "completion_nsec", "size"]
+        "poll_queues", "queue_mode", "submit_queues", "zone_append_max_sectors",
+        "zone_max_active", "zone_max_open", "zone_nr_conv"]
+ULONG = ["cache_size", "completion_nsec", "size", "zone_capacity", "zone_size"]
+# Write-only: the zone holding the sector written becomes read-only or
+# offline (or empty again).
+ZONE_CONDITIONS = ["zone_offline", "zone_readonly"]
 LIVE = ["submit_queues", "poll_queues"]
 ATTRS = sorted(BOOL + UINT + ULONG)
 
@@ -58,6 +65,14 @@ GOOD = {
     "cache_size": ["0", "1", "4", "16"],
     "completion_nsec": ["0", "1000", "10000", "200000"],
     "size": ["16", "64", "128"],
+    "zone_size": ["1", "2", "4"],
+    "zone_capacity": ["0", "1", "2"],
+    "zone_nr_conv": ["0", "1", "3"],
+    "zone_max_open": ["0", "1", "2", "4"],
+    "zone_max_active": ["0", "2", "3", "6"],
+    "zone_append_max_sectors": ["0", "8", "256", "2147483647"],
+    "zone_offline": ["0", "2048", "4096", "8192"],
+    "zone_readonly": ["0", "2048", "4096", "8192"],
 }
 HOSTILE = ["", "\n", " ", "-1", "abc", "0x", "0x10", "010", "09", "+5", "5 ", "7\n",
            "7\n\n", "18446744073709551615", "18446744073709551616", "4294967296",
@@ -74,6 +89,9 @@ RISKY = {
     "blocksize": ["1", "1000", "131072", "4294967295"],
     "size": ["0", "17592186044416", "18446744073709551615"],
     "cache_size": ["17592186044416", "18446744073709551615"],
+    "zone_size": ["0", "3", "256"],
+    "zone_offline": ["99999999"],
+    "zone_readonly": ["99999999"],
 }
 
 
@@ -188,6 +206,9 @@ class Pair:
         # The tag set of the devices was made without poll queues: it has one
         # queue map, on which blk-mq makes no more queues than CPUs.
         self.one_map = False
+        # A zone was made read-only or offline (or empty again) since the
+        # last power-on: I/O may fail on both drivers alike.
+        self.zones_changed = False
 
     def sides(self):
         return [self.r] if self.c_skipped else [self.r, self.c]
@@ -232,6 +253,10 @@ class Fuzzer:
     def note(self, text):
         self.history.append(f"{self.op}: {text}")
         self.history = self.history[-2000:]
+        if TRACE:
+            # Before the operation runs: a crash shows it on the console.
+            with open("/dev/kmsg", "w") as f:
+                f.write(f"fuzz: {self.op}: {text}\n")
 
     def op_load(self):
         if self.loaded:
@@ -316,10 +341,16 @@ class Fuzzer:
     def op_write(self, pair):
         if not pair.r.exists:
             return
-        attr = self.rng.choice(ATTRS)
+        attr = self.rng.choice(ATTRS + ZONE_CONDITIONS)
         value = self.value_for(attr)
         self.note(f"write {attr}={value[:20]!r} to {pair.r.name}")
         r = write(f"{pair.r.dir}/{attr}", value)
+        if attr in ZONE_CONDITIONS and r == 0:
+            # I/O may fail from now on, on both drivers alike, and data is
+            # gone (a zone made empty again).
+            pair.epoch += 1
+            pair.zones_changed = True
+            pair.r.written = pair.c.written = None
         if pair.c_skipped:
             # Only rnull's device is on: nothing to compare with. What rnull
             # took (a live queue count) goes to null_blk's too, so that the
@@ -385,6 +416,15 @@ class Fuzzer:
             # null_blk copies in steps of 0 bytes: the partition scan at
             # power-on never ends.
             return "a block size of 0 on a memory-backed device", "0"
+        zone_size = num("zone_size")
+        if (num("zoned") and zone_size & (zone_size - 1) == 0 and 0 < zone_size <= num("size")
+                and num("size") // zone_size >= 1 << 20):
+            # A zone table of millions of zones: gigabytes on either driver,
+            # and null_blk's zone count wraps from 2^32 zones on.
+            return "a zoned disk of a million zones or more", "skip"
+        if num("zoned") and 0 < zone_size <= num("size") and zone_size << 11 >= 1 << 32:
+            # null_blk's 32-bit zone size limit of the queue wraps.
+            return "a zone of 2 TiB or more", "EINVAL"
         if num("shared_tags") and num("memory_backed") and self.params.get("blocking") != "1":
             # null_blk's shared tag set is not blocking: it sleeps in queue_rq.
             # rnull's is when the memory_backed parameter is set, else it
@@ -411,6 +451,9 @@ class Fuzzer:
         for a in ATTRS:
             self.expect_same(f"{a} before power-on", pair.r.attr(a), pair.c.attr(a))
         hazard, rnull_answer = self.c_hazard(pair.c)
+        if rnull_answer == "skip":
+            self.note(f"power on {pair.r.name} skipped: {hazard}")
+            return
         self.note(f"power on {pair.r.name}" + (f" (rnull only: {hazard})" if hazard else ""))
         r = write(f"{pair.r.dir}/power", "1")
         if hazard:
@@ -422,6 +465,7 @@ class Fuzzer:
                               f"got {ename(r)}; settings: {self.describe(pair.r)}")
             pair.c_skipped = r == 0
             pair.r.powered = r == 0
+            pair.zones_changed = False
             pair.one_map = pair.r.attr("poll_queues") == "0"
             self.indexes_differ |= r == 0
             # A power-on keeps the rewrites of the checks that ran, failed or
@@ -435,6 +479,7 @@ class Fuzzer:
         c = write(f"{pair.c.dir}/power", "1")
         self.expect_same("power on", ename(r), ename(c))
         pair.r.powered, pair.c.powered = r == 0, c == 0
+        pair.zones_changed = False
         pair.one_map = pair.r.attr("poll_queues") == "0"
         if r == 0:
             # Indexes come from a pool per driver: they agree unless a device
@@ -492,11 +537,22 @@ class Fuzzer:
             return
         mb = pair.r.attr("memory_backed") == "1"
         verify = mb and verify_roll < 0.7
+        zoned = read(f"/sys/block/{pair.r.name}/queue/zoned") == "host-managed"
+        if zoned and pair.r.attr("zone_max_active") != "0":
+            # fio keeps the open limit, which it reads from sysfs, but not
+            # the active one: its writes would fail on both drivers alike.
+            verify, rw = False, "randread"
         # Polled I/O where the disk can poll (a disk made without poll queues
         # cannot, whatever its poll_queues says now).
         polled = polled_roll < 0.3
         can_poll = lambda s: read(f"/sys/block/{s.name}/queue/io_poll") == "1"
         args = self.fio_args(pair.r, verify, depth, seed, rw)
+        if args is not None and zoned:
+            # fio's zbd mode wants at least a whole zone.
+            chunk = read(f"/sys/block/{pair.r.name}/queue/chunk_sectors")
+            zone_mb = int(chunk) >> 11 if chunk.isdigit() else 0
+            args = [f"--size={max(zone_mb, 8)}M" if a.startswith("--size=") and zone_mb > 8
+                    else a for a in args] + ["--zonemode=zbd"]
         if args is None:
             return
         self.note(f"fio {' '.join(args[5:])}{' hipri' if polled else ''} on {pair.r.name}")
@@ -506,7 +562,9 @@ class Fuzzer:
             if polled and can_poll(s) and (s is pair.r or not mb):
                 a.append("--hipri")
             s.written = None
-            self.jobs.append(Job(pair, s, a, verify, pair.epoch))
+            # A job that may fail is not checked (see Pair.zones_changed).
+            epoch = None if pair.zones_changed else pair.epoch
+            self.jobs.append(Job(pair, s, a, verify, epoch))
 
     def reap(self, wait=False):
         still = []
@@ -545,6 +603,11 @@ class Fuzzer:
                 f"types={read(f'/sys/kernel/debug/block/{side.name}/hctx0/type')}")
 
     def verify_written(self, pair, side):
+        if side.attr("zoned") == "1":
+            # The zones come back empty: past their write pointers, both
+            # drivers read 0xff, whatever was written.
+            side.written = None
+            return
         if side.attr("memory_backed") != "1":
             # Data is kept while memory backing is off, but not readable:
             # checked at a later power-on with memory backing.

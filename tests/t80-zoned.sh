@@ -279,3 +279,16 @@ polled_read() {
 		--bs=4k --size=4k --offset=1M >/dev/null 2>&1
 	echo $?
 }
+
+test_zone_table_larger_than_memory_fails_quietly() {
+	# 2^31 zones of 1 MiB: a zone table of tens of GiB. rnull fails the
+	# power-on with ENOMEM and nothing in the log; null_blk's kvmalloc
+	# warns (WARN_ON_ONCE above INT_MAX bytes), so it is not run there.
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	zdev $RCFG/d size=2147483648 zone_size=1
+	expect_eq "$(wr $RCFG/d/power 1)" ENOMEM "power-on" &&
+		expect_eq "$(cat $RCFG/d/power)" 0 "power after the failed power-on"
+	# 2^32 zones and more cannot even be counted.
+	echo 4294967296 >$RCFG/d/size
+	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power-on with 2^32 zones"
+}
