@@ -288,6 +288,13 @@ echo "rnull vs null_blk: $points points, $REPS x ${RUNTIME} s per driver and poi
 	"results in $OUT"
 
 done_points=0
+# point_done FILE: counts the point measured into FILE, checks the kernel
+# log and prints its progress line.
+point_done() {
+	done_points=$((done_points + 1))
+	check_log "$(basename "$1" .json)"
+	progress "$done_points" "$1"
+}
 for mem in $(list "$MEMS"); do
 	for cm in $(list "$CMS"); do
 		remove_devs
@@ -307,9 +314,7 @@ for mem in $(list "$MEMS"); do
 						file=$OUT/raw/$rw-$bs-$qd-$nj-$mem-$cm.json
 						run_point "$file" "$rw" "$bs" "$qd" "$nj" \
 							"$([ "$cm" = poll ] && echo 1 || echo 0)"
-						done_points=$((done_points + 1))
-						check_log "$(basename "$file" .json)"
-						progress "$done_points" "$file"
+						point_done "$file"
 					done
 				done
 			done
@@ -333,9 +338,7 @@ for z in $(list "$ZONED"); do
 					file=$OUT/raw/zwrite-$bs-1-$nj-$mem-1.json
 					run_point "$file" write "$bs" 1 "$nj" 0 --zonemode=zbd \
 						--size=$((SIZE / nj))M --offset_increment=$((SIZE / nj))M
-					done_points=$((done_points + 1))
-					check_log "$(basename "$file" .json)"
-					progress "$done_points" "$file"
+					point_done "$file"
 				done
 			done
 		done
@@ -346,9 +349,7 @@ for z in $(list "$ZONED"); do
 		make_zoned_dev $RCFG bench 0 4096
 		file=$OUT/raw/zreport-all-1-1-0-1.json
 		report_point "$file"
-		done_points=$((done_points + 1))
-		check_log "$(basename "$file" .json)"
-		progress "$done_points" "$file"
+		point_done "$file"
 		;;
 	*)
 		echo "BENCH_ZONED: zwrite, zreport or none" >&2
