@@ -16,7 +16,7 @@ verified once must read back the same after power cycles.
 The sequence of operations depends on the seed only: a failure is replayed
 with RNULL_FUZZ_SEED=<seed> (printed first) and RNULL_FUZZ_OPS=<count>.
 RNULL_FUZZ_SECONDS stops earlier. RNULL_FUZZ_TRACE=1 writes each operation
-to the kernel log before it runs, for crashes that take the VM down. The kernel log is checked as the run goes:
+to the console before it runs, for crashes that take the VM down. The kernel log is checked as the run goes:
 a warning fails the run at the operation that caused it.
 """
 
@@ -254,9 +254,14 @@ class Fuzzer:
         self.history.append(f"{self.op}: {text}")
         self.history = self.history[-2000:]
         if TRACE:
-            # Before the operation runs: a crash shows it on the console.
-            with open("/dev/kmsg", "w") as f:
-                f.write(f"fuzz: {self.op}: {text}\n")
+            # On the console before the operation runs (the guest's kernel
+            # log level keeps its own messages off it): a crash that takes
+            # the VM down shows what led to it.
+            try:
+                with open("/dev/console", "w") as console:
+                    console.write(f"fuzz: {self.op}: {text}\n")
+            except OSError:
+                pass
 
     def op_load(self):
         if self.loaded:
