@@ -383,7 +383,8 @@ class Fuzzer:
         queues than blk-mq makes on its tag set (see Documentation/rnull.rst)."""
         if attr not in LIVE or not pair.r.powered or not pair.one_map:
             return False
-        if not re.fullmatch(r"\d+\n?", value):
+        if not re.fullmatch(r"\d+\n?", value) or int(value) > 0xFFFFFFFF:
+            # Not a number, or too large for the attribute: refused alike.
             return False
         counts = {a: int(pair.c.attr(a)) for a in LIVE}
         counts[attr] = int(value)
@@ -553,9 +554,13 @@ class Fuzzer:
         can_poll = lambda s: read(f"/sys/block/{s.name}/queue/io_poll") == "1"
         args = self.fio_args(pair.r, verify, depth, seed, rw)
         if args is not None and zoned:
-            # fio's zbd mode wants at least a whole zone.
+            # fio's zbd mode wants at least a whole zone, and keeps every
+            # zone of the disk in a small shared pool: not on a disk of
+            # more zones than fits there.
             chunk = read(f"/sys/block/{pair.r.name}/queue/chunk_sectors")
             zone_mb = int(chunk) >> 11 if chunk.isdigit() else 0
+            if int(read(f"/sys/block/{pair.r.name}/queue/nr_zones") or 0) > 16384:
+                return
             args = [f"--size={max(zone_mb, 8)}M" if a.startswith("--size=") and zone_mb > 8
                     else a for a in args] + ["--zonemode=zbd"]
         if args is None:
