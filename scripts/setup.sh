@@ -12,6 +12,8 @@ PKGS=(
 	rustc-web rust-web-src rustfmt-web rust-web-clippy
 	# the VM and what runs inside it
 	qemu-system-x86 busybox-static fio util-linux e2fsprogs jq
+	# zone append's real user in the tests: btrfs in zoned mode
+	btrfs-progs
 	# make lint: checkpatch's SPDX check (scripts/spdxcheck.py)
 	python3-ply python3-git
 )
