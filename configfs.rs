@@ -10,6 +10,7 @@
 //! [`device_attributes!`]; `features` lists them.
 
 use crate::{
+    badblocks,
     disk::{
         Disk,
         Settings,
@@ -149,6 +150,7 @@ impl configfs::GroupOperations for Config {
             device_item_type(),
             try_pin_init!(DeviceConfig {
                 shared: self.shared.clone(),
+                bad_blocks: Arc::pin_init(badblocks::Table::new(), GFP_KERNEL)?,
                 state <- new_mutex!(DeviceState {
                     settings: self.defaults.clone(),
                     name: name.try_into()?,
@@ -169,6 +171,8 @@ impl configfs::GroupOperations for Config {
 #[pin_data]
 pub(crate) struct DeviceConfig {
     shared: Arc<Shared>,
+    /// The bad sectors, live while the device is on, kept while it is off.
+    bad_blocks: Arc<badblocks::Table>,
     #[pin]
     state: Mutex<DeviceState>,
 }
@@ -224,6 +228,14 @@ impl DeviceConfig {
         self.store_zone_condition(page, ZoneCondition::Offline)
     }
 
+    fn show_badblocks(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        Ok(self.bad_blocks.show(page))
+    }
+
+    fn store_badblocks(&self, page: &[u8]) -> Result {
+        self.bad_blocks.store(page)
+    }
+
     fn show_power(&self, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
         show_value(page, self.state.lock().disk.is_some())
     }
@@ -242,6 +254,7 @@ impl DeviceConfig {
                     Some(&state.name),
                     &mut state.settings,
                     &mut state.storage,
+                    Some(&self.bad_blocks),
                 )?);
             }
             (true, false) => state.disk = None,
@@ -427,6 +440,9 @@ device_attributes! {
     zone_full: 30 => setting,
     zone_readonly: 31 => write_only(store_zone_readonly),
     zone_offline: 32 => write_only(store_zone_offline),
+    badblocks: 33 => custom(show_badblocks, store_badblocks),
+    badblocks_once: 34 => setting,
+    badblocks_partial_io: 35 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]

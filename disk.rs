@@ -5,6 +5,10 @@
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 
 use crate::{
+    badblocks::{
+        self,
+        Rules, //
+    },
     queue::{
         IrqMode,
         NullBlk,
@@ -126,6 +130,11 @@ pub(crate) struct Settings {
     pub(crate) zone_append_max_sectors: u32,
     /// Whether sequential zones start full.
     pub(crate) zone_full: bool,
+    /// Whether a request that hits a bad range makes it good again.
+    pub(crate) badblocks_once: bool,
+    /// Whether a request that hits a bad sector moves the whole blocks
+    /// before it first (memory-backed disks).
+    pub(crate) badblocks_partial_io: bool,
 }
 
 impl Settings {
@@ -226,6 +235,9 @@ impl Settings {
             // As in C, the int parameter is used as an unsigned value.
             zone_append_max_sectors: p::zone_append_max_sectors.value() as u32,
             zone_full: p::zone_full.value(),
+            // Settings of configfs devices only, as in C.
+            badblocks_once: false,
+            badblocks_partial_io: false,
         })
     }
 
@@ -426,12 +438,14 @@ impl Disk {
     /// Makes a disk from `settings` under the lowest free index, named
     /// `name`, or `rnullb<index>` without a name. On success the index is
     /// recorded in `settings`, as C does. A memory-backed disk keeps its data
-    /// in `storage`, made here if there is none yet.
+    /// in `storage`, made here if there is none yet. Requests that touch the
+    /// sectors of `bad_blocks` fail.
     pub(crate) fn new(
         shared: &Arc<Shared>,
         name: Option<&CStr>,
         settings: &mut Settings,
         storage: &mut Option<Arc<Storage>>,
+        bad_blocks: Option<&Arc<badblocks::Table>>,
     ) -> Result<Self> {
         let index = shared.take_index()?;
         let irqmode = settings.validate(shared.module_settings.poll_queues)?;
@@ -483,6 +497,12 @@ impl Disk {
             zones: zones.clone(),
             completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
             queue_depth: tag_set.queue_depth(),
+            bad_blocks: bad_blocks.map(|table| Rules {
+                table: table.clone(),
+                once: settings.badblocks_once,
+                partial_io: settings.badblocks_partial_io,
+                block_sectors: u64::from(settings.block_size() >> block::SECTOR_SHIFT),
+            }),
         };
         let disk = match name {
             Some(name) => gen_disk(
@@ -615,6 +635,8 @@ mod tests {
             zone_max_active: 0,
             zone_append_max_sectors: i32::MAX as u32,
             zone_full: false,
+            badblocks_once: false,
+            badblocks_partial_io: false,
         }
     }
 

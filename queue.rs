@@ -35,7 +35,11 @@ use kernel::{
 };
 
 use crate::{
-    storage::Memory,
+    badblocks::Rules,
+    storage::{
+        prefix,
+        Memory, //
+    },
     zoned::Zones, //
 };
 
@@ -80,6 +84,8 @@ pub(crate) struct QueueData {
     pub(crate) memory: Option<Memory>,
     /// The zones of a zoned disk, with its data if memory-backed.
     pub(crate) zones: Option<Arc<Zones>>,
+    /// The bad sectors of a disk made through configfs.
+    pub(crate) bad_blocks: Option<Rules>,
 }
 
 /// The data of a hardware queue.
@@ -289,16 +295,22 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, mut rq: OwnedR
 }
 
 /// Moves the data of `rq` between its pages and the memory of a
-/// memory-backed disk, as C's `null_handle_memory_backed`, and on a zoned
-/// disk moves its zones. Other disks keep nothing and leave read buffers as
-/// they are.
+/// memory-backed disk, as C's `null_process_cmd`, and on a zoned disk moves
+/// its zones. Other disks keep nothing and leave read buffers as they are.
+/// A request that touches a bad sector fails with `EIO`.
 #[inline(always)]
 fn transfer(queue_data: &QueueData, rq: &mut OwnedRequest) -> Result {
-    if let Some(memory) = &queue_data.memory {
-        return transfer_memory(memory, rq);
+    if let Some(zones) = &queue_data.zones {
+        return zones.process(rq, queue_data.bad_blocks.as_ref());
     }
-    match &queue_data.zones {
-        Some(zones) => zones.process(rq),
+    if let Some(rules) = &queue_data.bad_blocks {
+        let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
+        if let Some(good) = rules.check(rq.sector(), sectors) {
+            return transfer_before_bad(queue_data, rq, good);
+        }
+    }
+    match &queue_data.memory {
+        Some(memory) => transfer_memory(memory, rq),
         None => Ok(()),
     }
 }
@@ -316,6 +328,24 @@ fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
         _ => (),
     }
     Ok(())
+}
+
+/// The part of [`transfer`] for a request that touches a bad sector: its
+/// first `good` sectors move, then it fails.
+#[cold]
+fn transfer_before_bad(queue_data: &QueueData, rq: &Request, good: u64) -> Result {
+    let (Some(memory), true) = (&queue_data.memory, good > 0) else {
+        return Err(EIO);
+    };
+    let pos = rq.sector() << SECTOR_SHIFT;
+    let bytes = good << SECTOR_SHIFT;
+    match rq.command() {
+        Op::Read => memory.read(prefix(rq.read_segments(), bytes), pos)?,
+        Op::Write => memory.write(prefix(rq.write_segments(), bytes), pos, rq.is_fua())?,
+        Op::Discard => memory.discard(pos, bytes.try_into()?)?,
+        _ => (),
+    }
+    Err(EIO)
 }
 
 /// Ends `rq` with the status recorded in it.

@@ -9,6 +9,7 @@
 //! `/sys/kernel/config/rnull`. The parameters are the defaults of every device
 //! created later through configfs.
 
+mod badblocks;
 mod cache;
 mod configfs;
 mod disk;
@@ -198,7 +199,7 @@ fn create_module_disks(
     for _ in 0..count {
         let mut settings = defaults.clone();
         disks.push(
-            Disk::new(shared, None, &mut settings, &mut None)?,
+            Disk::new(shared, None, &mut settings, &mut None, None)?,
             GFP_KERNEL,
         )?;
     }

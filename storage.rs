@@ -139,6 +139,52 @@ impl Sink for ReadSegment<'_> {
     }
 }
 
+/// The start of a [`Buffer`]: its first `len` bytes.
+pub(crate) struct Prefix<B> {
+    buffer: B,
+    len: usize,
+}
+
+/// The first `bytes` bytes of `buffers`, placed one after the other: the
+/// part a request moves before its first bad sector.
+pub(crate) fn prefix<B: Buffer>(
+    buffers: impl IntoIterator<Item = B>,
+    bytes: u64,
+) -> impl Iterator<Item = Prefix<B>> {
+    buffers.into_iter().scan(bytes, |left, buffer| {
+        if *left == 0 {
+            return None;
+        }
+        let len = buffer
+            .len()
+            .min(usize::try_from(*left).unwrap_or(usize::MAX));
+        *left -= len as u64;
+        Some(Prefix { buffer, len })
+    })
+}
+
+impl<B: Buffer> Buffer for Prefix<B> {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl<B: Source> Source for Prefix<B> {
+    fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
+        self.buffer.copy_to_slice(offset, dst)
+    }
+}
+
+impl<B: Sink> Sink for Prefix<B> {
+    fn copy_from_slice(&self, offset: usize, src: &[u8]) -> Result {
+        self.buffer.copy_from_slice(offset, src)
+    }
+
+    fn fill(&self, offset: usize, len: usize, byte: u8) -> Result {
+        self.buffer.fill(offset, len, byte)
+    }
+}
+
 /// A page of data, in the store or in the cache.
 pub(crate) struct StorePage {
     /// Bit `n` is set when sector `n` of the page holds data.
@@ -629,6 +675,21 @@ mod tests {
         assert!(read(&memory, 1536, PAGE_SIZE)?.same(&data));
         assert!(read(&memory, 0, 1536)?.all(0));
         assert!(has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn a_prefix_moves_only_its_bytes() -> Result {
+        let memory = Memory::new(storage()?, 512, 0)?;
+        let (a, b) = (Bytes::pattern(1024, 1)?, Bytes::pattern(1024, 2)?);
+        // 1536 bytes: all of `a`, half of `b`, nothing after.
+        memory.write(prefix([&a, &b], 1536), 0, false)?;
+        assert!(read(&memory, 0, 1024)?.same(&a));
+        assert!(read(&memory, 1536, 1024)?.all(0));
+        let (x, y) = (Bytes::new(1024, 7)?, Bytes::new(1024, 7)?);
+        memory.read(prefix([&x, &y], 1024), 0)?;
+        assert!(x.same(&a) && y.all(7));
+        assert_eq!(prefix([&x, &y], 0).count(), 0);
         Ok(())
     }
 

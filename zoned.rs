@@ -12,8 +12,12 @@
 //! limits bound, have a spinlock of their own, taken inside a zone's.
 
 use crate::{
+    badblocks::Rules,
     disk::Settings,
-    storage::Memory, //
+    storage::{
+        prefix,
+        Memory, //
+    },
 };
 use kernel::{
     alloc::flags::__GFP_NOWARN,
@@ -41,6 +45,29 @@ use kernel::{
 };
 
 use crate::queue::NullBlk;
+
+/// What the bad sectors leave of a request: it moves its first `good`
+/// sectors, then ends with `status`.
+struct Bad {
+    good: u64,
+    status: Result,
+}
+
+impl Bad {
+    /// Checks the `sectors` sectors from `sector` against `rules`.
+    fn check(rules: Option<&Rules>, sector: u64, sectors: u64) -> Self {
+        match rules.and_then(|rules| rules.check(sector, sectors)) {
+            None => Self {
+                good: sectors,
+                status: Ok(()),
+            },
+            Some(good) => Self {
+                good,
+                status: Err(EIO),
+            },
+        }
+    }
+}
 
 /// The write pointer of a read-only or offline zone, as C's
 /// `NULL_ZONE_INVALID_WP`.
@@ -329,12 +356,18 @@ impl Zones {
 
     /// Does the work of `rq` on the zones and the memory, as C's
     /// `null_process_zoned_cmd`. Unlike C, polled requests come here too.
-    pub(crate) fn process(&self, rq: &mut Owned<Request<NullBlk>>) -> Result {
+    /// Requests touching sectors `bad_blocks` holds fail as in C.
+    pub(crate) fn process(
+        &self,
+        rq: &mut Owned<Request<NullBlk>>,
+        bad_blocks: Option<&Rules>,
+    ) -> Result {
         let sector = rq.sector();
         let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
+        let bad = |sector| Bad::check(bad_blocks, sector, sectors);
         match rq.command() {
-            Command::Write => self.write(rq, sector, sectors, false),
-            Command::ZoneAppend => self.write(rq, sector, sectors, true),
+            Command::Write => self.write(rq, sector, sectors, false, bad),
+            Command::ZoneAppend => self.write(rq, sector, sectors, true, bad),
             Command::ZoneResetAll => {
                 self.reset_all();
                 Ok(())
@@ -348,21 +381,28 @@ impl Zones {
                 Some(memory) => memory.flush().map_err(|_| ENOMEM),
                 None => Ok(()),
             },
-            Command::Read => self.read(rq, sector, sectors),
+            Command::Read => self.read(rq, sector, sectors, bad),
             // Other operations are not advertised.
             _ => Ok(()),
         }
     }
 
-    fn read(&self, rq: &Request<NullBlk>, sector: u64, sectors: u64) -> Result {
+    fn read(
+        &self,
+        rq: &Request<NullBlk>,
+        sector: u64,
+        sectors: u64,
+        bad: impl FnOnce(u64) -> Bad,
+    ) -> Result {
         let no = self.zone_no(sector)?;
         let conventional = self.is_conventional(no);
         self.table.with(no, |zone| {
             if zone.condition == Cond::Offline {
                 return Err(EIO);
             }
+            let bad = bad(sector);
             let Some(memory) = &self.memory else {
-                return Ok(());
+                return bad.status;
             };
             // Data past the write pointer reads as 0xff, as in C.
             let valid = if conventional || sector + sectors <= zone.write_pointer {
@@ -370,7 +410,11 @@ impl Zones {
             } else {
                 zone.write_pointer.saturating_sub(sector) << SECTOR_SHIFT
             };
-            memory.read_up_to(rq.read_segments(), sector << SECTOR_SHIFT, valid)
+            if bad.good > 0 {
+                let buffers = prefix(rq.read_segments(), bad.good << SECTOR_SHIFT);
+                memory.read_up_to(buffers, sector << SECTOR_SHIFT, valid)?;
+            }
+            bad.status
         })
     }
 
@@ -381,13 +425,16 @@ impl Zones {
         sector: u64,
         sectors: u64,
         append: bool,
+        bad: impl FnOnce(u64) -> Bad,
     ) -> Result {
         let no = self.zone_no(sector)?;
         if self.is_conventional(no) {
             if append {
                 return Err(EIO);
             }
-            return self.store(rq, sector);
+            let bad = bad(sector);
+            self.store(rq, sector, bad.good)?;
+            return bad.status;
         }
         self.table.with(no, |zone| {
             let mut sector = sector;
@@ -416,8 +463,14 @@ impl Zones {
                 }
                 zone.condition = Cond::ImplicitOpen;
             }
-            self.store(rq, sector)?;
-            zone.write_pointer += sectors;
+            // As in C, a write that fails on a bad sector leaves the zone
+            // open, with what it wrote before that sector.
+            let bad = bad(sector);
+            if bad.good == 0 {
+                bad.status?;
+            }
+            self.store(rq, sector, bad.good)?;
+            zone.write_pointer += bad.good;
             if zone.write_pointer == zone.start + zone.capacity {
                 if self.limited {
                     let mut counts = self.counts.lock();
@@ -429,15 +482,19 @@ impl Zones {
                 }
                 zone.condition = Cond::Full;
             }
-            Ok(())
+            bad.status
         })
     }
 
-    /// Writes the data of `rq` to the memory, at `sector`.
-    fn store(&self, rq: &Request<NullBlk>, sector: u64) -> Result {
+    /// Writes the first `sectors` sectors of `rq` to the memory, at `sector`.
+    fn store(&self, rq: &Request<NullBlk>, sector: u64, sectors: u64) -> Result {
         match &self.memory {
-            Some(memory) => memory.write(rq.write_segments(), sector << SECTOR_SHIFT, rq.is_fua()),
-            None => Ok(()),
+            Some(memory) if sectors > 0 => memory.write(
+                prefix(rq.write_segments(), sectors << SECTOR_SHIFT),
+                sector << SECTOR_SHIFT,
+                rq.is_fua(),
+            ),
+            _ => Ok(()),
         }
     }
 

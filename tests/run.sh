@@ -68,7 +68,8 @@ fi
 if [ "$kunit_pass" -lt 100 ]; then
 	report 1 "kunit: only $kunit_pass passing cases in the kernel log"
 fi
-for suite in rnull_disk rnull_configfs rnull_storage; do
+for suite in rnull_disk rnull_configfs rnull_storage rnull_zoned rnull_badblocks \
+	rust_block_badblocks; do
 	grep -q "^ok [0-9]* $suite\$" <<<"$(dmesg | sed -E 's/^\[[^]]*\] ?//')" ||
 		report 1 "kunit: suite $suite did not pass"
 done

@@ -3,8 +3,8 @@
 # null_blk's directories wherever both drivers have the same attribute.
 # shellcheck shell=bash
 
-RNULL_ATTRS="blocking blocksize cache_size completion_nsec discard fua home_node hw_queue_depth
-index irqmode max_sectors memory_backed no_sched poll_queues power queue_mode rotational
+RNULL_ATTRS="badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size
+completion_nsec discard fua home_node hw_queue_depth index irqmode max_sectors memory_backed no_sched poll_queues power queue_mode rotational
 shared_tag_bitmap shared_tags size submit_queues use_per_node_hctx virt_boundary
 zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv
 zone_offline zone_readonly zone_size zoned"
