@@ -37,122 +37,152 @@ module! {
         nr_devices: u32 {
             default: 1,
             description: "Number of devices to register",
+            permissions: 0o444,
         },
         gb: i32 {
             default: 250,
             description: "Size in GB",
+            permissions: 0o444,
         },
         bs: i32 {
             default: 512,
             description: "Block size (in bytes)",
+            permissions: 0o444,
         },
         max_sectors: i32 {
             default: 0,
             description: "Maximum size of a command (in 512B sectors)",
+            permissions: 0o444,
         },
         virt_boundary: bool {
             default: false,
             description: "Require a virtual boundary for the device. Default: False",
+            permissions: 0o444,
         },
         irqmode: i32 {
             default: 1,
             description: "IRQ completion handler. 0-none, 1-softirq, 2-timer",
+            permissions: 0o444,
         },
         completion_nsec: u64 {
             default: 10000,
             description: "Time in ns to complete a request in hardware. Default: 10,000ns",
+            permissions: 0o444,
         },
         home_node: i32 {
             default: -1,
             description: "Home node for the device",
+            permissions: 0o444,
         },
         use_per_node_hctx: bool {
             default: false,
             description: "Use per-node allocation for hardware context queues. Default: false",
+            permissions: 0o444,
         },
         hw_queue_depth: i32 {
             default: 64,
             description: "Queue depth for each hardware queue. Default: 64",
+            permissions: 0o444,
         },
         submit_queues: i32 {
             default: 1,
             description: "Number of submission queues",
+            permissions: 0o444,
         },
         poll_queues: i32 {
             default: 1,
             description: "Number of IOPOLL submission queues",
+            permissions: 0o444,
         },
         no_sched: i32 {
             default: 0,
             description: "No io scheduler",
+            permissions: 0o444,
         },
         blocking: bool {
             default: false,
             description: "Register as a blocking blk-mq driver device",
+            permissions: 0o444,
         },
         shared_tags: bool {
             default: false,
             description: "Share tag set between devices for blk-mq",
+            permissions: 0o444,
         },
         shared_tag_bitmap: bool {
             default: false,
             description: "Use shared tag bitmap for all submission queues for blk-mq",
+            permissions: 0o444,
         },
         memory_backed: bool {
             default: false,
             description: "Create a memory-backed block device. Default: false",
+            permissions: 0o444,
         },
         discard: bool {
             default: false,
             description: "Support discard operations (memory-backed devices only). Default: false",
+            permissions: 0o444,
         },
         cache_size: u64 {
             default: 0,
             description: "Cache size in MiB for memory-backed device. Default: 0 (none)",
+            permissions: 0o444,
         },
         fua: bool {
             default: true,
             description: "Enable/disable FUA support when cache_size is used. Default: true",
+            permissions: 0o444,
         },
         rotational: bool {
             default: false,
             description: "Set the rotational feature for the device",
+            permissions: 0o444,
         },
         queue_mode: i32 {
             default: 2,
             description: "Block interface to use (0=bio,1=rq,2=multiqueue)",
+            permissions: 0o444,
         },
         zoned: bool {
             default: false,
             description: "Host-managed zoned device. Default: false",
+            permissions: 0o444,
         },
         zone_size: u64 {
             default: 256,
             description: "Zone size in MiB, a power of two. Default: 256",
+            permissions: 0o444,
         },
         zone_capacity: u64 {
             default: 0,
             description: "Writable MiB of a zone, at most its size. Default: 0 (the zone size)",
+            permissions: 0o444,
         },
         zone_nr_conv: u32 {
             default: 0,
             description: "Conventional zones. Default: 0",
+            permissions: 0o444,
         },
         zone_max_open: u32 {
             default: 0,
             description: "Most zones open at once. Default: 0 (no limit)",
+            permissions: 0o444,
         },
         zone_max_active: u32 {
             default: 0,
             description: "Most zones open or closed at once. Default: 0 (no limit)",
+            permissions: 0o444,
         },
         zone_append_max_sectors: i32 {
             default: 2147483647,
             description: "Largest zone append in sectors; 0: emulated. Default: INT_MAX",
+            permissions: 0o444,
         },
         zone_full: bool {
             default: false,
             description: "Sequential zones start full. Default: false",
+            permissions: 0o444,
         },
     },
 }

@@ -747,14 +747,24 @@ impl Zones {
 mod tests {
     use super::*;
 
-    /// The settings of a zoned disk of `size` MiB with zones of `zone` MiB.
+    /// The settings of a zoned disk of `size` MiB with zones of `zone` MiB,
+    /// the other zone settings at C's defaults whatever the module was
+    /// loaded with.
     fn settings(size: u64, zone: u64) -> Result<Settings> {
-        let mut settings = Settings::from_module_params()?;
-        settings.size = size;
-        settings.blocksize = 512;
-        settings.zoned = true;
-        settings.zone_size = zone;
-        Ok(settings)
+        Ok(Settings {
+            size,
+            blocksize: 512,
+            memory_backed: false,
+            zoned: true,
+            zone_size: zone,
+            zone_capacity: 0,
+            zone_nr_conv: 0,
+            zone_max_open: 0,
+            zone_max_active: 0,
+            zone_append_max_sectors: i32::MAX as u32,
+            zone_full: false,
+            ..Settings::from_module_params()?
+        })
     }
 
     /// Zones of 1 MiB on a disk of `size` MiB, with `nr_conv` conventional

@@ -29,7 +29,7 @@ mapfile -t misuses < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/misuses")
 	done
 } >"$work/Kbuild"
 
-log "compile-fail: building ${#misuses[@]} misuses of the request API"
+log "compile-fail: building ${#misuses[@]} misuses of the request API and module!"
 # -k: go on after the failures; -j1: the output of each object in one block,
 # headed by its RUSTC line.
 "${KMAKE[@]}" -k -j1 M="$work" modules >"$work/build.log" 2>&1 || true

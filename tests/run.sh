@@ -69,7 +69,7 @@ if [ "$kunit_pass" -lt 100 ]; then
 	report 1 "kunit: only $kunit_pass passing cases in the kernel log"
 fi
 for suite in rnull_disk rnull_configfs rnull_storage rnull_zoned rnull_badblocks \
-	rust_block_badblocks; do
+	rust_block_badblocks rust_module_param; do
 	grep -q "^ok [0-9]* $suite\$" <<<"$(dmesg | sed -E 's/^\[[^]]*\] ?//')" ||
 		report 1 "kunit: suite $suite did not pass"
 done

@@ -170,3 +170,40 @@ test_modinfo_describes_every_parameter() {
 			{ echo "    modinfo has no description of $p"; return 1; }
 	done
 }
+
+# The names of rnull's parameters, as modinfo lists them.
+rnull_params() { modinfo -F parm rnull | sed 's/:.*//'; }
+
+test_sysfs_parameters_read_like_null_blk() {
+	local line p n=0
+	for line in "nr_devices=1" "nr_devices=0 gb=3 bs=4096 irqmode=0 hw_queue_depth=17 \
+		submit_queues=1 rotational=1 max_sectors=64 virt_boundary=1 completion_nsec=123 \
+		poll_queues=2 blocking=1 no_sched=7 shared_tags=1 shared_tag_bitmap=1 \
+		memory_backed=1 discard=1 cache_size=5 fua=0 use_per_node_hctx=0 home_node=-1 \
+		queue_mode=2 zoned=1 zone_size=8 zone_capacity=4 zone_nr_conv=1 zone_max_open=3 \
+		zone_max_active=5 zone_append_max_sectors=64 zone_full=1"; do
+		# shellcheck disable=SC2086 # one parameter per word
+		expect_eq "$(load rnull $line)" 0 "modprobe rnull $line" || return 1
+		# shellcheck disable=SC2086
+		expect_eq "$(load null_blk $line)" 0 "modprobe null_blk $line" || return 1
+		for p in $(rnull_params); do
+			n=$((n + 1))
+			expect_same "$(cat /sys/module/rnull/parameters/$p)" \
+				"$(cat /sys/module/null_blk/parameters/$p)" "$p after '${line:0:40}'" ||
+				return 1
+		done
+		expect_eq "$(ls /sys/module/rnull/parameters | wc -l)" "$(rnull_params | wc -l)" \
+			"parameter files"
+		expect_eq "$(stat -c %a /sys/module/rnull/parameters/gb)" 444 "mode of a parameter"
+		unload_all
+	done
+	expect_eq "$n" 60 "parameters compared"
+	# A value null_blk rewrites at load is shown rewritten by null_blk, as
+	# given by rnull (the value in effect is in each device's attributes).
+	expect_eq "$(load rnull bs=8192 nr_devices=0)" 0 "modprobe rnull bs=8192"
+	expect_eq "$(load null_blk bs=8192 nr_devices=0)" 0 "modprobe null_blk bs=8192"
+	expect_eq "$(cat /sys/module/rnull/parameters/bs)" 8192 "rnull's bs"
+	expect_eq "$(cat /sys/module/null_blk/parameters/bs)" 4096 "null_blk's bs"
+	mkdir $RCFG/d
+	expect_eq "$(cat $RCFG/d/blocksize)" 4096 "the block size of a new rnull device"
+}

@@ -139,12 +139,37 @@ fn complete_shared(rq: &Owned<Request<Dev>>) {
     rq.complete();
 }
 
+#[cfg(not(misuse = "writable_param"))]
 module! {
     type: Case,
     name: "rnull_misuse",
     authors: ["The rnull developers"],
     description: "Misuses of the block request API that must not compile",
     license: "GPL v2",
+    params: {
+        shown: u32 {
+            default: 0,
+            description: "A parameter shown in sysfs",
+            permissions: 0o444,
+        },
+    },
+}
+
+// Parameters are only set at load time: they cannot be writable in sysfs.
+#[cfg(misuse = "writable_param")]
+module! {
+    type: Case,
+    name: "rnull_misuse",
+    authors: ["The rnull developers"],
+    description: "Misuses of the block request API that must not compile",
+    license: "GPL v2",
+    params: {
+        writable: u32 {
+            default: 0,
+            description: "A parameter sysfs could write",
+            permissions: 0o644,
+        },
+    },
 }
 
 struct Case;
