@@ -37,9 +37,9 @@ CPUS = os.cpu_count()
 TRACE = os.environ.get("RNULL_FUZZ_TRACE") == "1"
 
 # The attributes both drivers have, by type.
-BOOL = ["blocking", "discard", "fua", "memory_backed", "no_sched", "rotational",
-        "shared_tag_bitmap", "shared_tags", "use_per_node_hctx", "virt_boundary",
-        "zone_full", "zoned"]
+BOOL = ["badblocks_once", "badblocks_partial_io", "blocking", "discard", "fua",
+        "memory_backed", "no_sched", "rotational", "shared_tag_bitmap", "shared_tags",
+        "use_per_node_hctx", "virt_boundary", "zone_full", "zoned"]
 UINT = ["blocksize", "home_node", "hw_queue_depth", "irqmode", "max_sectors",
         "poll_queues", "queue_mode", "submit_queues", "zone_append_max_sectors",
         "zone_max_active", "zone_max_open", "zone_nr_conv"]
@@ -47,6 +47,8 @@ ULONG = ["cache_size", "completion_nsec", "size", "zone_capacity", "zone_size"]
 # Write-only: the zone holding the sector written becomes read-only or
 # offline (or empty again).
 ZONE_CONDITIONS = ["zone_offline", "zone_readonly"]
+# The bad sectors: requests touching them fail, on both drivers alike.
+BAD_BLOCKS = ["badblocks"]
 LIVE = ["submit_queues", "poll_queues"]
 ATTRS = sorted(BOOL + UINT + ULONG)
 
@@ -73,6 +75,8 @@ GOOD = {
     "zone_append_max_sectors": ["0", "8", "256", "2147483647"],
     "zone_offline": ["0", "2048", "4096", "8192"],
     "zone_readonly": ["0", "2048", "4096", "8192"],
+    "badblocks": ["+0-7", "+2048-2055", "+4096-4351", "+100-100", "-0-7", "-0-100000",
+                  "+8-8\n", " -2048-2055 "],
 }
 HOSTILE = ["", "\n", " ", "-1", "abc", "0x", "0x10", "010", "09", "+5", "5 ", "7\n",
            "7\n\n", "18446744073709551615", "18446744073709551616", "4294967296",
@@ -209,6 +213,9 @@ class Pair:
         # A zone was made read-only or offline (or empty again) since the
         # last power-on: I/O may fail on both drivers alike.
         self.zones_changed = False
+        # Sectors were made bad since the devices were made: I/O may fail on
+        # both drivers alike, also after power cycles.
+        self.bad_blocks = False
 
     def sides(self):
         return [self.r] if self.c_skipped else [self.r, self.c]
@@ -318,6 +325,7 @@ class Fuzzer:
         if r == 0:
             pair.r.exists = pair.c.exists = True
             pair.c_skipped = False
+            pair.bad_blocks = False
             pair.r.written = pair.c.written = None
 
     def op_rmdir(self, pair):
@@ -346,7 +354,7 @@ class Fuzzer:
     def op_write(self, pair):
         if not pair.r.exists:
             return
-        attr = self.rng.choice(ATTRS + ZONE_CONDITIONS)
+        attr = self.rng.choice(ATTRS + ZONE_CONDITIONS + BAD_BLOCKS)
         value = self.value_for(attr)
         self.note(f"write {attr}={value[:20]!r} to {pair.r.name}")
         r = write(f"{pair.r.dir}/{attr}", value)
@@ -355,6 +363,11 @@ class Fuzzer:
             # gone (a zone made empty again).
             pair.epoch += 1
             pair.zones_changed = True
+            pair.r.written = pair.c.written = None
+        if attr in BAD_BLOCKS and r == 0:
+            # Running jobs may fail from now on too.
+            pair.epoch += 1
+            pair.bad_blocks = True
             pair.r.written = pair.c.written = None
         if pair.c_skipped:
             # Only rnull's device is on: nothing to compare with. What rnull
@@ -373,7 +386,10 @@ class Fuzzer:
         c = write(f"{pair.c.dir}/{attr}", value)
         self.expect_same(f"write {attr}={value[:20]!r} (powered {pair.r.powered})",
                          ename(r), ename(c))
-        self.expect_same(f"{attr} after writing {value[:20]!r}", pair.r.attr(attr), pair.c.attr(attr))
+        if attr not in BAD_BLOCKS or pair.r.attr("badblocks_once") != "1":
+            # (With badblocks_once, running jobs clear ranges at their pace.)
+            self.expect_same(f"{attr} after writing {value[:20]!r}", pair.r.attr(attr),
+                             pair.c.attr(attr))
         if r == 0 and attr in LIVE and pair.r.powered:
             self.expect_same(f"hardware queues after {attr}={value[:20]!r}",
                              self.hw_queues(pair.r), self.hw_queues(pair.c))
@@ -572,8 +588,9 @@ class Fuzzer:
             if polled and can_poll(s) and (s is pair.r or not mb):
                 a.append("--hipri")
             s.written = None
-            # A job that may fail is not checked (see Pair.zones_changed).
-            epoch = None if pair.zones_changed else pair.epoch
+            # A job that may fail is not checked (see Pair.zones_changed and
+            # Pair.bad_blocks).
+            epoch = None if pair.zones_changed or pair.bad_blocks else pair.epoch
             self.jobs.append(Job(pair, s, a, verify, epoch))
 
     def reap(self, wait=False):
