@@ -139,38 +139,32 @@ fn complete_shared(rq: &Owned<Request<Dev>>) {
     rq.complete();
 }
 
-#[cfg(not(misuse = "writable_param"))]
-module! {
-    type: Case,
-    name: "rnull_misuse",
-    authors: ["The rnull developers"],
-    description: "Misuses of the block request API that must not compile",
-    license: "GPL v2",
-    params: {
-        shown: u32 {
-            default: 0,
-            description: "A parameter shown in sysfs",
-            permissions: 0o444,
-        },
-    },
+/// The module, with the parameter `$param` that takes `$permissions`.
+macro_rules! case_module {
+    ($param:ident, $permissions:literal) => {
+        module! {
+            type: Case,
+            name: "rnull_misuse",
+            authors: ["The rnull developers"],
+            description: "Misuses of the block request API that must not compile",
+            license: "GPL v2",
+            params: {
+                $param: u32 {
+                    default: 0,
+                    description: "A parameter shown in sysfs",
+                    permissions: $permissions,
+                },
+            },
+        }
+    };
 }
+
+#[cfg(not(misuse = "writable_param"))]
+case_module!(shown, 0o444);
 
 // Parameters are only set at load time: they cannot be writable in sysfs.
 #[cfg(misuse = "writable_param")]
-module! {
-    type: Case,
-    name: "rnull_misuse",
-    authors: ["The rnull developers"],
-    description: "Misuses of the block request API that must not compile",
-    license: "GPL v2",
-    params: {
-        writable: u32 {
-            default: 0,
-            description: "A parameter sysfs could write",
-            permissions: 0o644,
-        },
-    },
-}
+case_module!(writable, 0o644);
 
 struct Case;
 
