@@ -443,6 +443,7 @@ device_attributes! {
     badblocks: 33 => custom(show_badblocks, store_badblocks),
     badblocks_once: 34 => setting,
     badblocks_partial_io: 35 => setting,
+    mbps: 36 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]

@@ -18,6 +18,10 @@ use crate::{
         Memory,
         Storage, //
     },
+    throttle::{
+        Throttle,
+        MAX_MBPS, //
+    },
     zoned::{
         Geometry,
         Zones, //
@@ -54,7 +58,10 @@ use kernel::{
         Arc,
         Mutex, //
     },
-    time::Delta,
+    time::{
+        hrtimer::ArcHrTimerHandle,
+        Delta, //
+    },
 };
 
 /// The only queue mode that still exists: blk-mq.
@@ -135,6 +142,8 @@ pub(crate) struct Settings {
     /// Whether a request that hits a bad sector moves the whole blocks
     /// before it first (memory-backed disks).
     pub(crate) badblocks_partial_io: bool,
+    /// Bandwidth limit in MiB/s; 0 for none.
+    pub(crate) mbps: u32,
 }
 
 impl Settings {
@@ -238,6 +247,7 @@ impl Settings {
             // Settings of configfs devices only, as in C.
             badblocks_once: false,
             badblocks_partial_io: false,
+            mbps: p::mbps.value(),
         })
     }
 
@@ -275,6 +285,7 @@ impl Settings {
         // As C, the cache size in bytes must fit an unsigned long.
         self.cache_size = self.cache_size.min(u64::MAX >> 20);
         self.irqmode = self.irqmode.min(2);
+        self.mbps = self.mbps.min(MAX_MBPS);
         if self.zoned && !self.zone_size.is_power_of_two() {
             pr_err!("zone_size must be power-of-two\n");
             return Err(EINVAL);
@@ -426,8 +437,10 @@ impl Drop for Index {
 
 /// A disk that exists, with the index it holds.
 pub(crate) struct Disk {
-    // Fields drop in order: the disk is gone before its index is free.
+    // Fields drop in order: the disk is gone before its index is free, and
+    // before its bandwidth limit, which the requests still waiting need.
     _disk: GenDisk<NullBlk>,
+    _throttle: Option<ArcHrTimerHandle<Throttle>>,
     tag_set: Arc<TagSet<NullBlk>>,
     index: Index,
     /// The zones of a zoned disk, also reached from configfs.
@@ -491,6 +504,16 @@ impl Disk {
             }
             None => (memory, None),
         };
+        // Ticking before the disk exists: adding it reads its partition
+        // table, which may be throttled already.
+        let mut builder = GenDiskBuilder::new();
+        let (throttle, ticks) = match settings.mbps {
+            0 => (None, None),
+            mbps => {
+                let (throttle, ticks) = Throttle::start(mbps, builder.queue_handle()?)?;
+                (Some(throttle), Some(ticks))
+            }
+        };
         let queue_data = QueueData {
             irqmode,
             memory,
@@ -503,9 +526,11 @@ impl Disk {
                 partial_io: settings.badblocks_partial_io,
                 block_sectors: u64::from(settings.block_size() >> block::SECTOR_SHIFT),
             }),
+            throttle,
         };
         let disk = match name {
             Some(name) => gen_disk(
+                builder,
                 fmt!("{}", name.to_str()?),
                 settings,
                 &tag_set,
@@ -513,6 +538,7 @@ impl Disk {
                 geometry,
             )?,
             None => gen_disk(
+                builder,
                 fmt!("rnullb{}", index.value),
                 settings,
                 &tag_set,
@@ -523,6 +549,7 @@ impl Disk {
         settings.index = index.value;
         Ok(Self {
             _disk: disk,
+            _throttle: ticks,
             tag_set,
             index,
             zones,
@@ -557,8 +584,9 @@ impl Disk {
     }
 }
 
-/// Makes and adds the disk `name` on `tag_set`.
+/// Makes and adds the disk `name` on `tag_set` with `builder`.
 fn gen_disk(
+    mut builder: GenDiskBuilder,
     name: fmt::Arguments<'_>,
     settings: &Settings,
     tag_set: &Arc<TagSet<NullBlk>>,
@@ -568,7 +596,6 @@ fn gen_disk(
     let queue_data = KBox::new(queue_data, GFP_KERNEL)?;
 
     let block_size = settings.block_size();
-    let mut builder = GenDiskBuilder::new();
     if let Some(geometry) = zoned {
         let how = if geometry.emulates_append() {
             "emulated"
@@ -637,6 +664,7 @@ mod tests {
             zone_full: false,
             badblocks_once: false,
             badblocks_partial_io: false,
+            mbps: 0,
         }
     }
 

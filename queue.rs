@@ -40,6 +40,7 @@ use crate::{
         prefix,
         Memory, //
     },
+    throttle::Throttle,
     zoned::Zones, //
 };
 
@@ -86,6 +87,8 @@ pub(crate) struct QueueData {
     pub(crate) zones: Option<Arc<Zones>>,
     /// The bad sectors of a disk made through configfs.
     pub(crate) bad_blocks: Option<Rules>,
+    /// The bandwidth limit of the disk, if it has one.
+    pub(crate) throttle: Option<Arc<Throttle>>,
 }
 
 /// The data of a hardware queue.
@@ -158,15 +161,18 @@ impl Operations for NullBlk {
         rq: OwnedRequest,
         _is_last: bool,
     ) -> Result<(), (OwnedRequest, Error)> {
-        queue_request(hw_queue, queue_data, rq);
-        Ok(())
+        // `EBUSY` is `BLK_STS_DEV_RESOURCE`: the request waits in the block
+        // layer until the disk starts its queues again.
+        queue_request(hw_queue, queue_data, rq).map_err(|rq| (rq, EBUSY))
     }
 
     fn queue_rqs(requests: RequestBatch<'_, Self>) {
         // As C, a batch is queued request by request: nothing is shared
         // between the requests of a null device.
         for batched in requests {
-            queue_request(batched.hw_data, batched.queue_data, batched.request);
+            if let Err(rq) = queue_request(batched.hw_data, batched.queue_data, batched.request) {
+                rq.requeue();
+            }
         }
     }
 
@@ -252,13 +258,24 @@ impl Operations for NullBlk {
 }
 
 /// Queues `rq`, issued on `hw_queue` of the disk of `queue_data`: the work
-/// of C's `null_queue_rq`, which cannot fail for a null device.
+/// of C's `null_queue_rq`. A request the disk cannot take now is given back,
+/// for the block layer to issue again once the disk starts its queues.
 #[inline(always)]
-fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, mut rq: OwnedRequest) {
+fn queue_request(
+    hw_queue: Pin<&HwQueue>,
+    queue_data: &QueueData,
+    mut rq: OwnedRequest,
+) -> Result<(), OwnedRequest> {
     rq.data().error.store(0, Relaxed);
     // Like C, the fault injection is consulted for every request, and
     // polled requests are completed by polling even if it fires.
     let fake_timeout = rq.should_fake_timeout();
+
+    if let Some(throttle) = &queue_data.throttle {
+        if !throttle.admit(rq.queue(), rq.bytes()) {
+            return Err(rq);
+        }
+    }
 
     if rq.queue_type() == QueueType::Poll {
         // Unlike C, which moves the data of a polled request in `poll`, it
@@ -277,12 +294,12 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, mut rq: OwnedR
                 end_request(full.0);
             }
         }
-        return;
+        return Ok(());
     }
     if fake_timeout {
         // Dropped without ending: parked, the block layer times it out.
         drop(rq);
-        return;
+        return Ok(());
     }
 
     let status = transfer(queue_data, &mut rq);
@@ -292,6 +309,7 @@ fn queue_request(hw_queue: Pin<&HwQueue>, queue_data: &QueueData, mut rq: OwnedR
         IrqMode::Soft => rq.complete(),
         IrqMode::Timer => rq.complete_after(queue_data.completion),
     }
+    Ok(())
 }
 
 /// Moves the data of `rq` between its pages and the memory of a

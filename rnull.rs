@@ -15,6 +15,7 @@ mod configfs;
 mod disk;
 mod queue;
 mod storage;
+mod throttle;
 mod zoned;
 
 use disk::{
@@ -182,6 +183,11 @@ module! {
         zone_full: bool {
             default: false,
             description: "Sequential zones start full. Default: false",
+            permissions: 0o444,
+        },
+        mbps: u32 {
+            default: 0,
+            description: "Limit maximum bandwidth (in MiB/s). Default: 0 (no limit)",
             permissions: 0o444,
         },
     },

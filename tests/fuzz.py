@@ -40,7 +40,7 @@ TRACE = os.environ.get("RNULL_FUZZ_TRACE") == "1"
 BOOL = ["badblocks_once", "badblocks_partial_io", "blocking", "discard", "fua",
         "memory_backed", "no_sched", "rotational", "shared_tag_bitmap", "shared_tags",
         "use_per_node_hctx", "virt_boundary", "zone_full", "zoned"]
-UINT = ["blocksize", "home_node", "hw_queue_depth", "irqmode", "max_sectors",
+UINT = ["blocksize", "home_node", "hw_queue_depth", "irqmode", "max_sectors", "mbps",
         "poll_queues", "queue_mode", "submit_queues", "zone_append_max_sectors",
         "zone_max_active", "zone_max_open", "zone_nr_conv"]
 ULONG = ["cache_size", "completion_nsec", "size", "zone_capacity", "zone_size"]
@@ -61,6 +61,9 @@ GOOD = {
     "hw_queue_depth": ["1", "2", "16", "64", "256"],
     "irqmode": ["0", "1", "2"],
     "max_sectors": ["0", "8", "128", "1024"],
+    # Limits of at least 64 MiB/s: null_blk hangs on a request larger than
+    # its budget of a tick (20 ms), and requests here are at most 1.25 MiB.
+    "mbps": ["0", "0", "64", "100", "40960"],
     "poll_queues": ["0", "1", "2"],
     "queue_mode": ["2", "0"],
     "submit_queues": ["1", "2", str(CPUS)],
@@ -283,6 +286,7 @@ class Fuzzer:
                              ("irqmode", ["0", "1", "2"]),
                              ("completion_nsec", ["10000", "100000"]),
                              ("cache_size", ["0", "8"]),
+                             ("mbps", ["0", "64"]),
                              ("bs", ["512", "4096"])]:
             if self.rng.random() < 0.4:
                 params[name] = self.rng.choice(values)
@@ -344,6 +348,11 @@ class Fuzzer:
     def value_for(self, attr):
         roll = self.rng.random()
         if roll < 0.15:
+            if attr == "mbps":
+                # Only those that do not parse, or parse as a limit too large
+                # to make null_blk hang.
+                return self.rng.choice(["", "-1", "abc", "0x", "4294967296", "yes", "1" * 300,
+                                        "0x4000", "4294967295"])
             return self.rng.choice(HOSTILE)
         if roll < 0.25 and attr in RISKY:
             return self.rng.choice(RISKY[attr])

@@ -181,7 +181,7 @@ test_sysfs_parameters_read_like_null_blk() {
 		poll_queues=2 blocking=1 no_sched=7 shared_tags=1 shared_tag_bitmap=1 \
 		memory_backed=1 discard=1 cache_size=5 fua=0 use_per_node_hctx=0 home_node=-1 \
 		queue_mode=2 zoned=1 zone_size=8 zone_capacity=4 zone_nr_conv=1 zone_max_open=3 \
-		zone_max_active=5 zone_append_max_sectors=64 zone_full=1"; do
+		zone_max_active=5 zone_append_max_sectors=64 zone_full=1 mbps=50000"; do
 		# shellcheck disable=SC2086 # one parameter per word
 		expect_eq "$(load rnull $line)" 0 "modprobe rnull $line" || return 1
 		# shellcheck disable=SC2086
@@ -197,7 +197,7 @@ test_sysfs_parameters_read_like_null_blk() {
 		expect_eq "$(stat -c %a /sys/module/rnull/parameters/gb)" 444 "mode of a parameter"
 		unload_all
 	done
-	expect_eq "$n" 60 "parameters compared"
+	expect_eq "$n" 62 "parameters compared"
 	# A value null_blk rewrites at load is shown rewritten by null_blk, as
 	# given by rnull (the value in effect is in each device's attributes).
 	expect_eq "$(load rnull bs=8192 nr_devices=0)" 0 "modprobe rnull bs=8192"

@@ -4,7 +4,7 @@
 # shellcheck shell=bash
 
 RNULL_ATTRS="badblocks badblocks_once badblocks_partial_io blocking blocksize cache_size
-completion_nsec discard fua home_node hw_queue_depth index irqmode max_sectors memory_backed no_sched poll_queues power queue_mode rotational
+completion_nsec discard fua home_node hw_queue_depth index irqmode max_sectors mbps memory_backed no_sched poll_queues power queue_mode rotational
 shared_tag_bitmap shared_tags size submit_queues use_per_node_hctx virt_boundary
 zone_append_max_sectors zone_capacity zone_full zone_max_active zone_max_open zone_nr_conv
 zone_offline zone_readonly zone_size zoned"
@@ -37,7 +37,7 @@ test_mkdir_copies_module_params() {
 	load_both gb=3 bs=4096 irqmode=0 hw_queue_depth=17 submit_queues=2 rotational=1 \
 		max_sectors=64 virt_boundary=1 queue_mode=0 completion_nsec=123 poll_queues=2 \
 		blocking=1 no_sched=7 shared_tag_bitmap=1 shared_tags=1 memory_backed=1 discard=1 \
-		cache_size=5 fua=0
+		cache_size=5 fua=0 mbps=7
 	mkdir $RCFG/d $CCFG/d
 	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/d)" "defaults"
 	expect_eq "$(cat $RCFG/d/size)" 3072 "size"
