@@ -16,6 +16,7 @@ use crate::{
         Settings,
         Shared, //
     },
+    faults::Faults,
     storage::Storage,
 };
 use kernel::{
@@ -145,20 +146,28 @@ impl configfs::GroupOperations for Config {
             return Err(EEXIST);
         }
 
-        Ok(configfs::Group::new(
+        let device = try_pin_init!(DeviceConfig {
+            shared: self.shared.clone(),
+            bad_blocks: Arc::pin_init(badblocks::Table::new(), GFP_KERNEL)?,
+            faults: Arc::pin_init(Faults::new(self.shared.fault_specs()), GFP_KERNEL)?,
+            state <- new_mutex!(DeviceState {
+                settings: self.defaults.clone(),
+                name: name.try_into()?,
+                disk: None,
+                storage: None,
+            }),
+        });
+        // The fault attributes show as subdirectories of the device's.
+        #[cfg(CONFIG_BLK_DEV_RUST_NULL_FAULT_INJECTION)]
+        let group = configfs::Group::new_with_default_groups(
             name.try_into()?,
             device_item_type(),
-            try_pin_init!(DeviceConfig {
-                shared: self.shared.clone(),
-                bad_blocks: Arc::pin_init(badblocks::Table::new(), GFP_KERNEL)?,
-                state <- new_mutex!(DeviceState {
-                    settings: self.defaults.clone(),
-                    name: name.try_into()?,
-                    disk: None,
-                    storage: None,
-                }),
-            }),
-        ))
+            device,
+            |device| device.faults.groups(),
+        );
+        #[cfg(not(CONFIG_BLK_DEV_RUST_NULL_FAULT_INJECTION))]
+        let group = configfs::Group::new(name.try_into()?, device_item_type(), device);
+        Ok(group)
     }
 
     fn drop_item(&self, child: ArcBorrow<'_, configfs::Group<DeviceConfig>>) {
@@ -173,6 +182,8 @@ pub(crate) struct DeviceConfig {
     shared: Arc<Shared>,
     /// The bad sectors, live while the device is on, kept while it is off.
     bad_blocks: Arc<badblocks::Table>,
+    /// The fault attributes, kept over power cycles, as in C.
+    faults: Arc<Faults>,
     #[pin]
     state: Mutex<DeviceState>,
 }
@@ -255,6 +266,7 @@ impl DeviceConfig {
                     &mut state.settings,
                     &mut state.storage,
                     Some(&self.bad_blocks),
+                    self.faults.clone(),
                 )?);
             }
             (true, false) => state.disk = None,
@@ -455,7 +467,13 @@ mod tests {
         let config = Config {
             defaults: Settings::from_module_params()?,
             module_disks: 2,
-            shared: Arc::pin_init(Shared::new(Settings::from_module_params()?), GFP_KERNEL)?,
+            shared: Arc::pin_init(
+                Shared::new(
+                    Settings::from_module_params()?,
+                    crate::faults::Specs::none(),
+                ),
+                GFP_KERNEL,
+            )?,
         };
         assert!(config.is_module_disk(c"rnullb0"));
         assert!(config.is_module_disk(c"rnullb1"));

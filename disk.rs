@@ -9,6 +9,10 @@ use crate::{
         self,
         Rules, //
     },
+    faults::{
+        self,
+        Faults, //
+    },
     queue::{
         IrqMode,
         NullBlk,
@@ -374,18 +378,26 @@ pub(crate) struct Shared {
     indexes: Mutex<IdPool>,
     /// The module parameters, which shape the module-wide tag set.
     module_settings: Settings,
+    /// The fault-injection parameters, which every device starts from.
+    fault_specs: faults::Specs,
     /// The tag set of the disks with `shared_tags`, made with the first.
     #[pin]
     tag_set: Mutex<Option<Arc<TagSet<NullBlk>>>>,
 }
 
 impl Shared {
-    pub(crate) fn new(module_settings: Settings) -> impl PinInit<Self> {
+    pub(crate) fn new(module_settings: Settings, fault_specs: faults::Specs) -> impl PinInit<Self> {
         pin_init!(Self {
             indexes <- new_mutex!(IdPool::new()),
             module_settings,
+            fault_specs,
             tag_set <- new_mutex!(None),
         })
+    }
+
+    /// The fault-injection parameters.
+    pub(crate) fn fault_specs(&self) -> &faults::Specs {
+        &self.fault_specs
     }
 
     /// Takes the lowest free index; it returns to the pool when the result
@@ -452,13 +464,15 @@ impl Disk {
     /// `name`, or `rnullb<index>` without a name. On success the index is
     /// recorded in `settings`, as C does. A memory-backed disk keeps its data
     /// in `storage`, made here if there is none yet. Requests that touch the
-    /// sectors of `bad_blocks` fail.
+    /// sectors of `bad_blocks` fail, and `faults` injects the faults of the
+    /// device.
     pub(crate) fn new(
         shared: &Arc<Shared>,
         name: Option<&CStr>,
         settings: &mut Settings,
         storage: &mut Option<Arc<Storage>>,
         bad_blocks: Option<&Arc<badblocks::Table>>,
+        faults: Arc<Faults>,
     ) -> Result<Self> {
         let index = shared.take_index()?;
         let irqmode = settings.validate(shared.module_settings.poll_queues)?;
@@ -527,6 +541,7 @@ impl Disk {
                 block_sectors: u64::from(settings.block_size() >> block::SECTOR_SHIFT),
             }),
             throttle,
+            faults,
         };
         let disk = match name {
             Some(name) => gen_disk(

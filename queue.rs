@@ -36,6 +36,7 @@ use kernel::{
 
 use crate::{
     badblocks::Rules,
+    faults::Faults,
     storage::{
         prefix,
         Memory, //
@@ -89,6 +90,8 @@ pub(crate) struct QueueData {
     pub(crate) bad_blocks: Option<Rules>,
     /// The bandwidth limit of the disk, if it has one.
     pub(crate) throttle: Option<Arc<Throttle>>,
+    /// The faults the disk injects.
+    pub(crate) faults: Arc<Faults>,
 }
 
 /// The data of a hardware queue.
@@ -103,6 +106,9 @@ pub(crate) struct HwQueue {
     /// submitters need: pollers spin, and most polls find nothing. Reading
     /// 0 just after a request was added only delays it to the next poll.
     polled: Atomic<usize>,
+    /// How many requests the requeue fault injection took: it alternates
+    /// between the two ways of requeueing, as C does.
+    requeues: Atomic<u32>,
 }
 
 /// The data rnull keeps in every request.
@@ -144,11 +150,16 @@ impl Operations for NullBlk {
     }
 
     fn init_hctx(queue_data: &QueueData, _hctx_idx: u32) -> Result<Pin<KBox<HwQueue>>> {
+        // Like C, fails with `EFAULT`; the disk is not made.
+        if queue_data.faults.init_hctx() {
+            return Err(EFAULT);
+        }
         let poll_list = KVVec::with_capacity(queue_data.queue_depth.try_into()?, GFP_KERNEL)?;
         KBox::pin_init(
             pin_init!(HwQueue {
                 poll_list <- new_spinlock!(poll_list),
                 polled: Atomic::new(0),
+                requeues: Atomic::new(0),
             }),
             GFP_KERNEL,
         )
@@ -161,16 +172,16 @@ impl Operations for NullBlk {
         rq: OwnedRequest,
         _is_last: bool,
     ) -> Result<(), (OwnedRequest, Error)> {
-        // `EBUSY` is `BLK_STS_DEV_RESOURCE`: the request waits in the block
-        // layer until the disk starts its queues again.
-        queue_request(hw_queue, queue_data, rq).map_err(|rq| (rq, EBUSY))
+        queue_request(hw_queue, queue_data, rq)
     }
 
     fn queue_rqs(requests: RequestBatch<'_, Self>) {
         // As C, a batch is queued request by request: nothing is shared
         // between the requests of a null device.
         for batched in requests {
-            if let Err(rq) = queue_request(batched.hw_data, batched.queue_data, batched.request) {
+            if let Err((rq, _)) =
+                queue_request(batched.hw_data, batched.queue_data, batched.request)
+            {
                 rq.requeue();
             }
         }
@@ -258,22 +269,33 @@ impl Operations for NullBlk {
 }
 
 /// Queues `rq`, issued on `hw_queue` of the disk of `queue_data`: the work
-/// of C's `null_queue_rq`. A request the disk cannot take now is given back,
-/// for the block layer to issue again once the disk starts its queues.
+/// of C's `null_queue_rq`. A request the disk cannot take now is given back
+/// with the reason, for the block layer to issue it again later: `EBUSY`
+/// (`BLK_STS_DEV_RESOURCE`) once the disk starts its queues again, `ENOMEM`
+/// (`BLK_STS_RESOURCE`) after a short delay.
 #[inline(always)]
 fn queue_request(
     hw_queue: Pin<&HwQueue>,
     queue_data: &QueueData,
     mut rq: OwnedRequest,
-) -> Result<(), OwnedRequest> {
+) -> Result<(), (OwnedRequest, Error)> {
     rq.data().error.store(0, Relaxed);
     // Like C, the fault injection is consulted for every request, and
     // polled requests are completed by polling even if it fires.
-    let fake_timeout = rq.should_fake_timeout();
+    let fake_timeout = queue_data.faults.timeout() || rq.should_fake_timeout();
+
+    if queue_data.faults.requeue() {
+        // Like C, every other one is refused, the others requeued.
+        if hw_queue.requeues.fetch_add(1, Relaxed) % 2 == 0 {
+            return Err((rq, ENOMEM));
+        }
+        rq.requeue();
+        return Ok(());
+    }
 
     if let Some(throttle) = &queue_data.throttle {
         if !throttle.admit(rq.queue(), rq.bytes()) {
-            return Err(rq);
+            return Err((rq, EBUSY));
         }
     }
 

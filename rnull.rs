@@ -13,6 +13,7 @@ mod badblocks;
 mod cache;
 mod configfs;
 mod disk;
+mod faults;
 mod queue;
 mod storage;
 mod throttle;
@@ -23,6 +24,7 @@ use disk::{
     Settings,
     Shared, //
 };
+use faults::Faults;
 use kernel::{
     prelude::*,
     sync::Arc, //
@@ -190,6 +192,22 @@ module! {
             description: "Limit maximum bandwidth (in MiB/s). Default: 0 (no limit)",
             permissions: 0o444,
         },
+        timeout: string<80> {
+            default: "",
+            description: "Fault injection. timeout=<interval>,<probability>,<space>,<times>",
+            permissions: 0o444,
+        },
+        requeue: string<80> {
+            default: "",
+            description: "Fault injection. requeue=<interval>,<probability>,<space>,<times>",
+            permissions: 0o444,
+        },
+        init_hctx: string<80> {
+            default: "",
+            description: "Fault injection to fail hctx init. \
+                init_hctx=<interval>,<probability>,<space>,<times>",
+            permissions: 0o444,
+        },
     },
 }
 
@@ -208,8 +226,14 @@ impl kernel::InPlaceModule for RnullModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         pin_init::pin_init_scope(|| {
             let defaults = Settings::from_module_params()?;
+            let fault_specs = faults::Specs {
+                timeout: module_parameters::timeout.value(),
+                requeue: module_parameters::requeue.value(),
+                init_hctx: module_parameters::init_hctx.value(),
+            };
+            fault_specs.check()?;
             let nr_devices = module_parameters::nr_devices.value();
-            let shared = Arc::pin_init(Shared::new(defaults.clone()), GFP_KERNEL)?;
+            let shared = Arc::pin_init(Shared::new(defaults.clone(), fault_specs), GFP_KERNEL)?;
 
             Ok(try_pin_init!(Self {
                 disks: create_module_disks(&shared, &defaults, nr_devices)?,
@@ -234,8 +258,9 @@ fn create_module_disks(
 
     for _ in 0..count {
         let mut settings = defaults.clone();
+        let faults = Arc::pin_init(Faults::new(shared.fault_specs()), GFP_KERNEL)?;
         disks.push(
-            Disk::new(shared, None, &mut settings, &mut None, None)?,
+            Disk::new(shared, None, &mut settings, &mut None, None, faults)?,
             GFP_KERNEL,
         )?;
     }

@@ -197,7 +197,7 @@ test_sysfs_parameters_read_like_null_blk() {
 		expect_eq "$(stat -c %a /sys/module/rnull/parameters/gb)" 444 "mode of a parameter"
 		unload_all
 	done
-	expect_eq "$n" 62 "parameters compared"
+	expect_eq "$n" 68 "parameters compared"
 	# A value null_blk rewrites at load is shown rewritten by null_blk, as
 	# given by rnull (the value in effect is in each device's attributes).
 	expect_eq "$(load rnull bs=8192 nr_devices=0)" 0 "modprobe rnull bs=8192"
