@@ -105,7 +105,7 @@ impl AttributeOperations<0> for Config {
 
     fn show(_this: &Config, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
         let mut writer = Formatter::new(page);
-        for (i, name) in sorted_attribute_names().enumerate() {
+        for (i, name) in DEVICE_ATTRIBUTES.iter().enumerate() {
             let separator = if i + 1 == DEVICE_ATTRIBUTES.len() {
                 "\n"
             } else {
@@ -117,20 +117,27 @@ impl AttributeOperations<0> for Config {
     }
 }
 
-/// The names of the device attributes in alphabetical order, each once.
-///
-/// Each is the smallest name after the one before, rather than a sorted copy
-/// of the table: objtool does not know that the panic path of the slice sort
-/// of this toolchain does not return, and warns about it.
-fn sorted_attribute_names() -> impl Iterator<Item = &'static str> {
-    let after = |last: &&str| {
-        DEVICE_ATTRIBUTES
-            .iter()
-            .filter(|name| *name > last)
-            .min()
-            .copied()
-    };
-    core::iter::successors(DEVICE_ATTRIBUTES.iter().min().copied(), after)
+/// Whether `names` are in strictly increasing byte order: alphabetical, and
+/// each once.
+const fn strictly_sorted(names: &[&str]) -> bool {
+    let mut i = 1;
+    while i < names.len() {
+        let (a, b) = (names[i - 1].as_bytes(), names[i].as_bytes());
+        let mut j = 0;
+        while j < a.len() && j < b.len() && a[j] == b[j] {
+            j += 1;
+        }
+        let less = if j < a.len() && j < b.len() {
+            a[j] < b[j]
+        } else {
+            a.len() < b.len()
+        };
+        if !less {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 #[vtable]
@@ -345,13 +352,21 @@ fn show_value(page: &mut [u8; PAGE_SIZE], value: impl AttributeValue) -> Result<
 ///   there is nothing to read.
 ///
 /// The row is the only place an attribute is declared: the configfs item
-/// type and the `features` list are generated from the table.
+/// type and the `features` list are generated from the table. Rows are in
+/// alphabetical order, which the build checks, so that `features` lists
+/// them as they are; the ids only need to differ.
 macro_rules! device_attributes {
     ($($name:ident: $id:literal => $kind:ident $(($($method:ident),+))?),* $(,)?) => {
         $(device_attributes!(@impl $name $id $kind $(($($method),+))?);)*
 
-        /// The names of all device attributes.
+        /// The names of all device attributes, in the order of the rows.
         const DEVICE_ATTRIBUTES: [&str; [$($id),*].len()] = [$(stringify!($name)),*];
+
+        // `features` lists the rows as they are: in alphabetical order.
+        const _: () = assert!(
+            strictly_sorted(&DEVICE_ATTRIBUTES),
+            "device attribute rows must be in alphabetical order, each once"
+        );
 
         fn device_item_type(
         ) -> &'static configfs::ItemType<configfs::Group<DeviceConfig>, DeviceConfig> {
@@ -419,43 +434,43 @@ macro_rules! device_attributes {
 }
 
 device_attributes! {
-    power: 0 => custom(show_power, store_power),
-    size: 1 => setting,
-    blocksize: 2 => setting,
-    rotational: 3 => setting,
-    irqmode: 4 => setting,
-    hw_queue_depth: 5 => setting,
-    submit_queues: 6 => live,
-    max_sectors: 7 => setting,
-    virt_boundary: 8 => setting,
-    queue_mode: 9 => setting,
-    index: 10 => read_only,
-    home_node: 11 => setting,
-    use_per_node_hctx: 12 => setting,
-    completion_nsec: 13 => setting,
-    poll_queues: 14 => live,
-    blocking: 15 => setting,
+    badblocks: 0 => custom(show_badblocks, store_badblocks),
+    badblocks_once: 1 => setting,
+    badblocks_partial_io: 2 => setting,
+    blocking: 3 => setting,
+    blocksize: 4 => setting,
+    cache_size: 5 => setting,
+    completion_nsec: 6 => setting,
+    discard: 7 => setting,
+    fua: 8 => setting,
+    home_node: 9 => setting,
+    hw_queue_depth: 10 => setting,
+    index: 11 => read_only,
+    irqmode: 12 => setting,
+    max_sectors: 13 => setting,
+    mbps: 14 => setting,
+    memory_backed: 15 => setting,
     no_sched: 16 => setting,
-    shared_tag_bitmap: 17 => setting,
-    shared_tags: 18 => setting,
-    memory_backed: 19 => setting,
-    discard: 20 => setting,
-    cache_size: 21 => setting,
-    fua: 22 => setting,
-    zoned: 23 => setting,
-    zone_size: 24 => setting,
-    zone_capacity: 25 => setting,
-    zone_nr_conv: 26 => setting,
-    zone_max_open: 27 => setting,
-    zone_max_active: 28 => setting,
-    zone_append_max_sectors: 29 => setting,
-    zone_full: 30 => setting,
-    zone_readonly: 31 => write_only(store_zone_readonly),
-    zone_offline: 32 => write_only(store_zone_offline),
-    badblocks: 33 => custom(show_badblocks, store_badblocks),
-    badblocks_once: 34 => setting,
-    badblocks_partial_io: 35 => setting,
-    mbps: 36 => setting,
+    poll_queues: 17 => live,
+    power: 18 => custom(show_power, store_power),
+    queue_mode: 19 => setting,
+    rotational: 20 => setting,
+    shared_tag_bitmap: 21 => setting,
+    shared_tags: 22 => setting,
+    size: 23 => setting,
+    submit_queues: 24 => live,
+    use_per_node_hctx: 25 => setting,
+    virt_boundary: 26 => setting,
+    zone_append_max_sectors: 27 => setting,
+    zone_capacity: 28 => setting,
+    zone_full: 29 => setting,
+    zone_max_active: 30 => setting,
+    zone_max_open: 31 => setting,
+    zone_nr_conv: 32 => setting,
+    zone_offline: 33 => write_only(store_zone_offline),
+    zone_readonly: 34 => write_only(store_zone_readonly),
+    zone_size: 35 => setting,
+    zoned: 36 => setting,
 }
 
 #[kunit_tests(rnull_configfs)]
@@ -488,9 +503,11 @@ mod tests {
     }
 
     #[test]
-    fn every_attribute_is_listed_once() {
-        // Names listed twice would be listed once by `features`.
-        assert_eq!(sorted_attribute_names().count(), DEVICE_ATTRIBUTES.len());
-        assert!(sorted_attribute_names().any(|name| name == "power"));
+    fn attributes_are_in_alphabetical_order() {
+        assert!(strictly_sorted(&DEVICE_ATTRIBUTES));
+        assert!(DEVICE_ATTRIBUTES.contains(&"power"));
+        assert!(strictly_sorted(&["a", "ab", "b", "b_c", "bc"]));
+        assert!(!strictly_sorted(&["ab", "a"]));
+        assert!(!strictly_sorted(&["a", "a"]));
     }
 }
