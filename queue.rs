@@ -9,7 +9,7 @@ use kernel::{
     block::{
         mq::{
             self,
-            Command as Op,
+            Command,
             CompletionBatch,
             Operations,
             QueueType,
@@ -111,13 +111,13 @@ pub(crate) struct HwQueue {
     requeues: Atomic<u32>,
 }
 
-/// The data rnull keeps in every request.
-pub(crate) struct Command {
+/// The data rnull keeps in every request: the status it ends with.
+pub(crate) struct RequestStatus {
     /// The errno the request ends with, or 0: set when it times out.
     error: Atomic<i32>,
 }
 
-impl Command {
+impl RequestStatus {
     fn status(&self) -> Result {
         match self.error.load(Relaxed) {
             0 => Ok(()),
@@ -139,12 +139,12 @@ pub(crate) struct NullBlk;
 
 #[vtable]
 impl Operations for NullBlk {
-    type RequestData = Command;
+    type RequestData = RequestStatus;
     type QueueData = KBox<QueueData>;
     type HwData = Pin<KBox<HwQueue>>;
 
-    fn new_request_data() -> impl PinInit<Command, Error> {
-        Ok(Command {
+    fn new_request_data() -> impl PinInit<RequestStatus, Error> {
+        Ok(RequestStatus {
             error: Atomic::new(0),
         })
     }
@@ -359,11 +359,11 @@ fn transfer(queue_data: &QueueData, rq: &mut OwnedRequest) -> Result {
 fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
     let pos = rq.sector() << SECTOR_SHIFT;
     match rq.command() {
-        Op::Read => memory.read(rq.read_segments(), pos)?,
-        Op::Write => memory.write(rq.write_segments(), pos, rq.is_fua())?,
-        Op::Discard => memory.discard(pos, rq.bytes().try_into()?)?,
+        Command::Read => memory.read(rq.read_segments(), pos)?,
+        Command::Write => memory.write(rq.write_segments(), pos, rq.is_fua())?,
+        Command::Discard => memory.discard(pos, rq.bytes().try_into()?)?,
         // As C, a FLUSH that fails for want of memory ends with -ENOMEM.
-        Op::Flush => memory.flush().map_err(|_| ENOMEM)?,
+        Command::Flush => memory.flush().map_err(|_| ENOMEM)?,
         // Other operations are not advertised.
         _ => (),
     }
@@ -380,9 +380,9 @@ fn transfer_before_bad(queue_data: &QueueData, rq: &Request, good: u64) -> Resul
     let pos = rq.sector() << SECTOR_SHIFT;
     let bytes = good << SECTOR_SHIFT;
     match rq.command() {
-        Op::Read => memory.read(prefix(rq.read_segments(), bytes), pos)?,
-        Op::Write => memory.write(prefix(rq.write_segments(), bytes), pos, rq.is_fua())?,
-        Op::Discard => memory.discard(pos, bytes.try_into()?)?,
+        Command::Read => memory.read(prefix(rq.read_segments(), bytes), pos)?,
+        Command::Write => memory.write(prefix(rq.write_segments(), bytes), pos, rq.is_fua())?,
+        Command::Discard => memory.discard(pos, bytes.try_into()?)?,
         _ => (),
     }
     Err(EIO)
