@@ -26,6 +26,9 @@ use disk::{
 };
 use faults::Faults;
 use kernel::{
+    alloc::num_online_nodes,
+    cpu::nr_cpu_ids,
+    page::PAGE_SIZE,
     prelude::*,
     sync::Arc, //
 };
@@ -243,6 +246,112 @@ impl kernel::InPlaceModule for RnullModule {
                 pr_info!("module loaded\n");
                 Ok(())
             }))
+        })
+    }
+}
+
+impl Settings {
+    /// Reads the module parameters and applies the checks C's `null_init`
+    /// applies to them; the result is the default of every new device.
+    pub(crate) fn from_module_params() -> Result<Self> {
+        use crate::module_parameters as p;
+
+        let queue_mode = p::queue_mode.value();
+        if !(0..=2).contains(&queue_mode) {
+            pr_err!("invalid queue_mode {queue_mode}\n");
+            return Err(EINVAL);
+        }
+        if queue_mode == 1 {
+            pr_err!("legacy IO path is no longer available\n");
+            return Err(EINVAL);
+        }
+
+        let irqmode = p::irqmode.value();
+        if !(0..=2).contains(&irqmode) {
+            pr_err!("invalid irqmode {irqmode}\n");
+            return Err(EINVAL);
+        }
+
+        // Like C, a negative block size compares as a huge unsigned value.
+        let mut bs = p::bs.value();
+        if usize::try_from(bs).map_or(true, |bs| bs > PAGE_SIZE) {
+            pr_warn!("invalid block size\n");
+            pr_warn!("defaults block size to {PAGE_SIZE}\n");
+            bs = PAGE_SIZE as i32;
+        }
+
+        let Ok(gb) = u64::try_from(p::gb.value()) else {
+            pr_err!("invalid gb {}\n", p::gb.value());
+            return Err(EINVAL);
+        };
+
+        let mut home_node = p::home_node.value();
+        let online = u32::try_from(home_node).is_ok_and(|node| node < num_online_nodes());
+        if home_node != -1 && !online {
+            pr_err!("invalid home_node value\n");
+            home_node = -1;
+        }
+
+        // C goes on with a negative count as a huge unsigned one, and fails
+        // to make the tag set of the first device.
+        let Ok(poll_queues) = u32::try_from(p::poll_queues.value()) else {
+            pr_err!("invalid poll_queues {}\n", p::poll_queues.value());
+            return Err(EINVAL);
+        };
+
+        let use_per_node_hctx = p::use_per_node_hctx.value();
+        let submit_queues = match u32::try_from(p::submit_queues.value()) {
+            _ if use_per_node_hctx => {
+                let nodes = num_online_nodes();
+                if p::submit_queues.value() != nodes as i32 {
+                    pr_warn!("submit_queues param is set to {nodes}.\n");
+                }
+                nodes
+            }
+            Ok(0) | Err(_) => 1,
+            Ok(n) => n.min(nr_cpu_ids()),
+        };
+
+        Ok(Self {
+            size: gb * 1024,
+            blocksize: bs.try_into()?,
+            // As in C, the int parameter is used as an unsigned value.
+            max_sectors: p::max_sectors.value() as u32,
+            virt_boundary: p::virt_boundary.value(),
+            rotational: p::rotational.value(),
+            irqmode: irqmode.try_into()?,
+            completion_nsec: p::completion_nsec.value(),
+            // As in C, the int parameter is used as an unsigned value; blk-mq
+            // reduces anything above its maximum.
+            hw_queue_depth: p::hw_queue_depth.value() as u32,
+            submit_queues,
+            poll_queues,
+            blocking: p::blocking.value(),
+            no_sched: p::no_sched.value() != 0,
+            shared_tag_bitmap: p::shared_tag_bitmap.value(),
+            shared_tags: p::shared_tags.value(),
+            memory_backed: p::memory_backed.value(),
+            discard: p::discard.value(),
+            cache_size: p::cache_size.value(),
+            fua: p::fua.value(),
+            // As in C, -1 (no node) becomes the unsigned value that means none.
+            home_node: home_node as u32,
+            use_per_node_hctx,
+            queue_mode: queue_mode.try_into()?,
+            index: 0,
+            zoned: p::zoned.value(),
+            zone_size: p::zone_size.value(),
+            zone_capacity: p::zone_capacity.value(),
+            zone_nr_conv: p::zone_nr_conv.value(),
+            zone_max_open: p::zone_max_open.value(),
+            zone_max_active: p::zone_max_active.value(),
+            // As in C, the int parameter is used as an unsigned value.
+            zone_append_max_sectors: p::zone_append_max_sectors.value() as u32,
+            zone_full: p::zone_full.value(),
+            // Settings of configfs devices only, as in C.
+            badblocks_once: false,
+            badblocks_partial_io: false,
+            mbps: p::mbps.value(),
         })
     }
 }
