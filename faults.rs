@@ -140,14 +140,14 @@ mod imp {
     use kernel::prelude::*;
 
     impl Specs {
-        /// Without fault injection, the parameters are ignored, with a
-        /// warning, as the kernel ignores the parameters C does not have
-        /// then.
+        /// Without fault injection, a fault that is asked for cannot be
+        /// injected: the load fails with `EINVAL` rather than ignore it.
         pub(crate) fn check(&self) -> Result {
             if self.all().iter().any(|spec| !spec.is_empty()) {
-                pr_warn!(
-                    "fault injection is not built in: timeout, requeue and init_hctx are ignored\n"
+                pr_err!(
+                    "fault injection is not built in: timeout, requeue, init_hctx must be empty\n"
                 );
+                return Err(EINVAL);
             }
             Ok(())
         }
