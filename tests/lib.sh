@@ -53,6 +53,16 @@ wr() { run write_value "$1" "$2"; }
 # load MODULE [PARAM=VALUE...]: prints 0 or the errno name of modprobe.
 load() { run modprobe "$@"; }
 
+# pair ATTR=VALUE...: configfs devices d (rnull) and c (null_blk) with the
+# same settings, not powered.
+pair() {
+	local a dir
+	for dir in $RCFG/d $CCFG/c; do
+		mkdir $dir
+		for a in "$@"; do echo "${a#*=}" >"$dir/${a%%=*}"; done
+	done
+}
+
 # unload every driver under test, removing their configfs devices first.
 unload_all() {
 	local d

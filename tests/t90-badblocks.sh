@@ -4,16 +4,6 @@
 # badblocks_once and badblocks_partial_io, compared with null_blk.
 # shellcheck shell=bash
 
-# bpair ATTR=VALUE...: devices d (rnull) and c (null_blk) with the same
-# settings, not powered.
-bpair() {
-	local a dir
-	for dir in $RCFG/d $CCFG/c; do
-		mkdir $dir
-		for a in "$@"; do echo "${a#*=}" >"$dir/${a%%=*}"; done
-	done
-}
-
 # bad_both TEXT: writes TEXT to badblocks of both devices; fails if the
 # answers differ.
 bad_both() {
@@ -77,7 +67,7 @@ load_both() {
 test_badblocks_writes_and_table_match_null_blk() {
 	local v
 	load_both
-	bpair size=16
+	pair size=16
 	expect_same "$(cat $RCFG/d/badblocks)" "$(cat $CCFG/c/badblocks)" "table of a new device"
 	for v in "" "+" "-" "+1" "*1-2" "+a-3" "+1 -2" "+-1-2" "+5-3" "+1-0x" \
 		"+1-99999999999999999999" "+0-18446744073709551615" $' \v+0x10-0x13\n' \
@@ -99,13 +89,13 @@ test_badblocks_writes_and_table_match_null_blk() {
 	expect_same "$(cat $RCFG/d/badblocks)" "$(cat $CCFG/c/badblocks)" "table after a power cycle"
 	expect_eq "$(cat $RCFG/d/badblocks | head -n 1)" "4 6" "first range after a power cycle"
 	rmdir $RCFG/d $CCFG/c
-	bpair size=16
+	pair size=16
 	expect_eq "$(cat $RCFG/d/badblocks)" "" "table of a new directory of the same name"
 }
 
 test_bad_sectors_fail_requests_like_null_blk() {
 	load_both
-	bpair size=16 memory_backed=1 || return 1
+	pair size=16 memory_backed=1 || return 1
 	power_both 1 || return 1
 	sectors_both write 0 128 0 || return 1
 	bad_both "+64-71" || return 1
@@ -126,7 +116,7 @@ test_bad_sectors_fail_requests_like_null_blk() {
 test_fio_error_counts_match_null_blk() {
 	local disk
 	load_both
-	bpair size=16 || return 1
+	pair size=16 || return 1
 	power_both 1 || return 1
 	bad_both "+100-100" && bad_both "+2048-2055" && bad_both "+5000-5100" || return 1
 	# Blocks of 4 KiB with a bad sector: 12, 256 and 625 to 637.
@@ -161,7 +151,7 @@ test_polled_requests_on_a_cached_memory_backed_disk() {
 
 test_badblocks_once_makes_hit_sectors_good() {
 	load_both
-	bpair size=16 badblocks_once=1 || return 1
+	pair size=16 badblocks_once=1 || return 1
 	power_both 1 || return 1
 	bad_both "+64-71" && bad_both "+100-103" || return 1
 	sectors_both read 60 8 EIO &&
@@ -174,7 +164,7 @@ test_badblocks_once_makes_hit_sectors_good() {
 
 test_partial_io_moves_the_blocks_before_a_bad_sector() {
 	load_both
-	bpair size=16 memory_backed=1 blocksize=4096 badblocks_partial_io=1 || return 1
+	pair size=16 memory_backed=1 blocksize=4096 badblocks_partial_io=1 || return 1
 	power_both 1 || return 1
 	# Sector 70 is in the block of sectors 64-71: a write of sectors 48-111
 	# moves 48-63, then fails.
@@ -193,7 +183,7 @@ test_partial_io_moves_the_blocks_before_a_bad_sector() {
 
 test_zoned_bad_sectors_match_null_blk() {
 	load_both
-	bpair size=8 zoned=1 zone_size=1 memory_backed=1 badblocks_partial_io=1 || return 1
+	pair size=8 zoned=1 zone_size=1 memory_backed=1 badblocks_partial_io=1 || return 1
 	power_both 1 || return 1
 	# Zone 1 starts at sector 2048. A write over the bad sector 2056 moves
 	# the 8 sectors before it: the write pointer moves by 8, the zone stays
@@ -215,7 +205,7 @@ test_zoned_bad_sectors_match_null_blk() {
 test_badblocks_differences_from_null_blk() {
 	local m i out
 	load_both
-	bpair size=16 || return 1
+	pair size=16 || return 1
 	# Sector 2^54 and later: C's table records them at the wrong place
 	# (here sector 0); rnull refuses them.
 	expect_eq "$(wr $RCFG/d/badblocks "+18014398509481984-18014398509481984")" EINVAL \

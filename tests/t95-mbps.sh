@@ -4,16 +4,6 @@
 # other features.
 # shellcheck shell=bash
 
-# mpair ATTR=VALUE...: devices d (rnull) and c (null_blk) with the same
-# settings, not powered.
-mpair() {
-	local a dir
-	for dir in $RCFG/d $CCFG/c; do
-		mkdir $dir
-		for a in "$@"; do echo "${a#*=}" >"$dir/${a%%=*}"; done
-	done
-}
-
 # rate DISK BS [ARGS...]: the KiB/s fio reads from DISK in blocks of BS, for
 # 3 seconds.
 rate() {
@@ -41,7 +31,7 @@ load_both() {
 test_mbps_values_match_null_blk() {
 	local v
 	load_both
-	mpair size=16
+	pair size=16
 	for v in 0 1 " 10" $'12\n' 40960 40961 4294967295 4294967296 -1 abc "" 0x10 2000000; do
 		expect_same "$(wr $RCFG/d/mbps "$v")" "$(wr $CCFG/c/mbps "$v")" "write '$v' to mbps" &&
 			expect_same "$(cat $RCFG/d/mbps)" "$(cat $CCFG/c/mbps)" "mbps after '$v'" ||
@@ -58,7 +48,7 @@ test_mbps_values_match_null_blk() {
 	# The parameter is every new device's default, capped when it powers on.
 	expect_eq "$(load rnull nr_devices=0 mbps=50000)" 0 "modprobe rnull mbps=50000"
 	expect_eq "$(load null_blk nr_devices=0 mbps=50000)" 0 "modprobe null_blk mbps=50000"
-	mpair size=16
+	pair size=16
 	expect_same "$(cat $RCFG/d/mbps)" "$(cat $CCFG/c/mbps)" "default mbps" &&
 		expect_eq "$(cat $RCFG/d/mbps)" 50000 "rnull's default mbps"
 }
@@ -66,7 +56,7 @@ test_mbps_values_match_null_blk() {
 test_rates_match_the_limit_on_both() {
 	local n disk
 	load_both
-	mpair size=64
+	pair size=64
 	for n in 4 16; do
 		echo "$n" >$RCFG/d/mbps && echo "$n" >$CCFG/c/mbps || return 1
 		echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
@@ -91,7 +81,7 @@ test_large_requests_get_the_rate() {
 	# disk hangs (not run). rnull lets a request overdraw the budget, and
 	# later ticks pay back: the rate holds for any request size.
 	load_both
-	mpair size=64 mbps=10
+	pair size=64 mbps=10
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	expect_rate "$(rate d 128k)" 10240 "rnull at 10 MiB/s, 128 KiB" &&
 		expect_rate "$(rate c 128k)" 6400 "null_blk at 10 MiB/s, 128 KiB" || return 1
@@ -106,7 +96,7 @@ test_limit_goes_with_the_setting() {
 	# is made at each power-on from the setting.
 	local bw
 	load_both
-	mpair size=64 mbps=1
+	pair size=64 mbps=1
 	echo 1 >$RCFG/d/power || return 1
 	expect_rate "$(rate d 4k --runtime=2)" 1024 "rnull at 1 MiB/s" || return 1
 	echo 0 >$RCFG/d/power && echo 0 >$RCFG/d/mbps && echo 1 >$RCFG/d/power || return 1
@@ -121,7 +111,7 @@ test_power_off_drains_throttled_requests() {
 	# after it, with both drivers, until killed.)
 	local dir pid start took
 	load_both
-	mpair size=64 mbps=1
+	pair size=64 mbps=1
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	for dir in $RCFG/d $CCFG/c; do
 		fio --name=wait --filename=/dev/"${dir##*/}" --direct=1 --rw=randread --bs=4k \
@@ -156,7 +146,7 @@ test_throttled_io_with_memory_cache_polling_and_zones() {
 			"rnull: throttled batched writes, verified" || return 1
 	echo 0 >$RCFG/d/power && rmdir $RCFG/d || return 1
 	# A zoned memory-backed disk on both.
-	mpair size=16 zoned=1 zone_size=1 memory_backed=1 mbps=2
+	pair size=16 zoned=1 zone_size=1 memory_backed=1 mbps=2
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	for disk in d c; do
 		expect_eq "$(run fio --name=zoned --filename=/dev/$disk --zonemode=zbd --rw=write \

@@ -5,16 +5,6 @@
 # null_blk.
 # shellcheck shell=bash
 
-# fpair ATTR=VALUE...: devices d (rnull) and c (null_blk) with the same
-# settings, not powered.
-fpair() {
-	local a dir
-	for dir in $RCFG/d $CCFG/c; do
-		mkdir $dir
-		for a in "$@"; do echo "${a#*=}" >"$dir/${a%%=*}"; done
-	done
-}
-
 # inject GROUP PROBABILITY TIMES: sets the fault directory GROUP of both
 # devices, quietly (the default logs a stack trace for each fault).
 inject() {
@@ -64,7 +54,7 @@ test_fault_directories_match_null_blk() {
 	expect_eq "$(load rnull nr_devices=0 requeue=2,50,0,7)" 0 "modprobe rnull" &&
 		expect_eq "$(load null_blk nr_devices=0 requeue=2,50,0,7)" 0 "modprobe null_blk" ||
 		return 1
-	fpair size=16
+	pair size=16
 	expect_same "$(fault_files $RCFG/d)" "$(fault_files $CCFG/c)" "fault files" &&
 		expect_eq "$(cat $RCFG/d/requeue_inject/probability $RCFG/d/requeue_inject/times)" \
 			"$(printf '50\n7')" "rnull's requeue attribute from the parameter" || return 1
@@ -83,7 +73,7 @@ test_fault_directories_match_null_blk() {
 		expect_same "$(run mkdir $RCFG/d/timeout_inject/x)" \
 			"$(run mkdir $CCFG/c/timeout_inject/x)" "mkdir in a fault directory" || return 1
 	rmdir $RCFG/d $CCFG/c || return 1
-	fpair size=16
+	pair size=16
 	expect_eq "$(cat $RCFG/d/timeout_inject/times)" 1 "times of a new directory"
 }
 
@@ -91,7 +81,7 @@ test_injected_timeouts_match_null_blk() {
 	local disk
 	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0 poll_queues=1)" 0 "modprobe null_blk"
-	fpair size=16 poll_queues=1
+	pair size=16 poll_queues=1
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	for disk in d c; do echo 1000 >/sys/block/$disk/queue/io_timeout; done
 	inject timeout_inject 100 1 || return 1
@@ -116,7 +106,7 @@ test_injected_requeues_lose_no_request() {
 	local disk
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
-	fpair size=16 memory_backed=1 cache_size=1
+	pair size=16 memory_backed=1 cache_size=1
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	inject requeue_inject 50 200 || return 1
 	for disk in d c; do
@@ -139,7 +129,7 @@ test_requeue_parameter_on_module_disks() {
 test_failed_hctx_setup_leaves_the_device_off() {
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
-	fpair size=16 submit_queues=2
+	pair size=16 submit_queues=2
 	inject init_hctx_fault_inject 100 1 || return 1
 	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power-on with a failed hctx" &&
 		expect_eq "$(cat $RCFG/d/init_hctx_fault_inject/times)" 0 "rnull: faults left" &&
