@@ -98,6 +98,23 @@ test_bad_params_fail_like_null_blk() {
 	done
 }
 
+test_repeated_params_take_the_last_value_like_null_blk() {
+	# The kernel sets a parameter once per occurrence: the last value wins,
+	# and a bad last value fails the load (a Rust parameter refused its
+	# second value with EEXIST, which modprobe reports as success).
+	local p
+	for p in "irqmode=1 irqmode=7" "gb=abc gb=2" "bs=4096 bs=512" "nr_devices=2 nr_devices=3" \
+		"queue_mode=1 queue_mode=2" "submit_queues=1 submit_queues=2"; do
+		# shellcheck disable=SC2086 # one parameter per word
+		compare_params $p
+	done
+	expect_eq "$(load rnull irqmode=1 irqmode=7)" EINVAL "modprobe rnull irqmode=1 irqmode=7"
+	expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 0 "rnull left loaded"
+	expect_eq "$(load rnull nr_devices=0 gb=3 gb=5 timeout=1,2,3,4 timeout=)" 0 "modprobe rnull"
+	expect_eq "$(cat /sys/module/rnull/parameters/gb)" 5 "gb"
+	expect_eq "$(cat /sys/module/rnull/parameters/timeout)" "" "timeout"
+}
+
 test_queue_mode_0_switches_to_mq_with_error() {
 	local m
 	m=$(mark)
