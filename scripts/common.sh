@@ -21,7 +21,10 @@ FRAGMENTS=("$REPO/config/rnull.config")
 TOOLS=$CACHE/tools              # cargo-installed tools (bindgen)
 BINDGEN=$TOOLS/bin/bindgen
 BINDGEN_VERSION=0.72.1
-LLVM_VER=19
+# Clang, lld and the LLVM tools of the LLVM that rustc-web links (22): with the
+# same LLVM on both sides, CONFIG_RUST_INLINE_HELPERS can inline the C
+# helpers into Rust (bookworm-security has clang-22).
+LLVM_VER=22
 
 # The kernel must be built with Debian's rustc-web, never rustup's toolchain,
 # which lacks rust-src: every Rust tool is named explicitly.

@@ -33,6 +33,11 @@ fi
 
 mkdir -p "$CACHE"
 
+# CONFIG_RUST_INLINE_HELPERS (config/rnull.config) needs clang of rustc's LLVM.
+rust_llvm=$(/usr/bin/rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+[ "$rust_llvm" = "$LLVM_VER" ] ||
+	die "rustc links LLVM $rust_llvm, the harness uses clang $LLVM_VER (LLVM_VER in scripts/common.sh)"
+
 # bindgen >= 0.71.1 is needed; bookworm only has 0.60.
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
 	log "building bindgen-cli $BINDGEN_VERSION from crates.io"
