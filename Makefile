@@ -12,13 +12,14 @@ else
 
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: check check-debug bench insn vm build build-debug setup series lint help
+.PHONY: check check-debug bench insn insn-table vm build build-debug setup series lint help
 
 help:
 	@echo "make check            build, boot the test VM and run tests/ (CI runs this)"
 	@echo "make check-debug      the same tests on a kernel with KASAN, lockdep, kmemleak, ..."
 	@echo "make bench            build, boot and compare rnull with null_blk using fio"
 	@echo "make insn             count the guest's instructions per request on each driver"
+	@echo "make insn-table       the same at several points, in one table"
 	@echo "make vm SCRIPT=/abs/path.sh   run your own script in the VM as root"
 	@echo "make build            set up the machine and build the kernel only"
 	@echo "make series           turn commits in the kernel tree into patches/"
@@ -69,6 +70,10 @@ bench: build
 # Instructions per request on each driver, by function (bench/insn.sh).
 insn: build
 	@$(CURDIR)/bench/insn.sh
+
+# The kernel's instructions per request at several points (bench/insn-table.sh).
+insn-table: build
+	@$(CURDIR)/bench/insn-table.sh
 
 vm: build
 	@test -n "$(SCRIPT)" || { echo "usage: make vm SCRIPT=/abs/path/to/script.sh"; exit 2; }

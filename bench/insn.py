@@ -20,8 +20,16 @@ import sys
 
 # Where x86_64 kernel addresses start; everything below is user space.
 KERNEL_START = 0xFFFF800000000000
-# Functions shown: the largest per-request counts of either driver.
+# Functions shown: the largest per-request counts of either driver, and the
+# largest differences between the drivers.
 SHOWN = 25
+# What runs in the kernel's init text, only at boot, and the timer
+# calibration, which loops for a time rather than a count (it runs at boot and
+# once more a second later): neither is per request, and their counts differ
+# from boot to boot by up to about 100 instructions per request of a run.
+BOOT = "(boot: init text, timer calibration)"
+CALIBRATION = {"pit_hpet_ptimer_calibrate_cpu", "calibrate_APIC_clock",
+               "delay_tsc", "delay_with_tsc", "tsc_refine_calibration_work"}
 
 
 def load_symbols(path):
@@ -44,6 +52,8 @@ def per_function(run):
     """Instructions run per function (user space as one) in a boot."""
     symbols = load_symbols(f"{run}/kallsyms")
     starts = [address for address, _ in symbols]
+    where = dict((name, address) for address, name in symbols)
+    init = (where.get("_sinittext", 0), where.get("_einittext", 0))
     counts = collections.Counter()
     with open(f"{run}/blocks") as f:
         for line in f:
@@ -51,9 +61,13 @@ def per_function(run):
                                     for i, x in enumerate(line.split()))
             if address < KERNEL_START:
                 name = "(user space: fio)"
+            elif init[0] <= address < init[1]:
+                name = BOOT
             else:
                 i = bisect.bisect_right(starts, address) - 1
                 name = symbols[i][1] if i >= 0 else "(unknown)"
+                if name in CALIBRATION:
+                    name = BOOT
             counts[name] += insns * runs
     return counts
 
@@ -89,7 +103,7 @@ def main():
 
     def total(counts, kernel):
         return sum(v for k, v in counts.items()
-                   if k.startswith("(user") != kernel)
+                   if k != BOOT and k.startswith("(user") != kernel)
 
     lines = [
         f"Instructions per request over {n} requests (counts of 2 x {n} "
@@ -106,12 +120,27 @@ def main():
         "| function | null_blk | rnull | rnull - null_blk |",
         "|---|---|---|---|",
     ]
-    names = sorted(c.keys() | r.keys(),
+    names = sorted((c.keys() | r.keys()) - {BOOT},
                    key=lambda k: -max(abs(c.get(k, 0)), abs(r.get(k, 0))))
-    readable = demangle(names[:SHOWN])
+    diffs = sorted(names, key=lambda k: -abs(r.get(k, 0) - c.get(k, 0)))
+    readable = demangle(list(set(names[:SHOWN] + diffs[:SHOWN])))
     for name in names[:SHOWN]:
         a, b = c.get(name, 0), r.get(name, 0)
         lines.append(f"| `{readable[name]}` | {a:.0f} | {b:.0f} | {b - a:+.0f} |")
+    lines += [
+        "",
+        "Largest differences (a function that runs on one driver only, or",
+        "noise: the boots differ by a few tens of instructions per request",
+        "in page faults and timers):",
+        "",
+        "| function | null_blk | rnull | rnull - null_blk |",
+        "|---|---|---|---|",
+    ]
+    for name in diffs[:SHOWN]:
+        a, b = c.get(name, 0), r.get(name, 0)
+        lines.append(f"| `{readable[name]}` | {a:.0f} | {b:.0f} | {b - a:+.0f} |")
+    a, b = c.get(BOOT, 0), r.get(BOOT, 0)
+    lines += ["", f"Not counted: {BOOT[1:-1]} ({a:+.0f} and {b:+.0f} per request)."]
     text = "\n".join(lines) + "\n"
     with open(f"{out}/insn.md", "w") as f:
         f.write(text)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Instructions per request of both drivers at several points of the
+# benchmark's matrix: bench/insn.sh at each, and one table of the kernel's
+# instructions per request.
+#
+# Settings (environment): BENCH_INSN_POINTS, a space-separated list of points
+# RW:BS:MEMORY:COMPLETION (default below: none, softirq and polled completion,
+# memory-backed or not, 4 KiB and 64 KiB, reads and writes); BENCH_OUT, the
+# results directory (default: a new one in the cache); the rest as for
+# bench/insn.sh.
+source "$(dirname "$0")/../scripts/common.sh"
+
+POINTS=${BENCH_INSN_POINTS:-"randread:4k:0:0 randwrite:4k:0:1 randread:4k:0:poll
+	randwrite:4k:0:poll randread:4k:1:1 randwrite:4k:1:0 randread:4k:1:poll
+	randwrite:4k:1:poll randread:64k:1:1 randwrite:64k:1:0 randread:64k:0:0
+	randwrite:64k:0:1"}
+out=${BENCH_OUT:-$CACHE/insn/table-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+out=$(realpath "$out")
+
+table=$out/table.md
+{
+	echo "Kernel instructions per request (one vCPU, qd1, one job," \
+		"${BENCH_INSN_IOS:-20000} requests; completion 0 = none, 1 = softirq):"
+	echo
+	echo "| rw | bs | memory_backed | completion | null_blk | rnull | rnull - null_blk |"
+	echo "|---|---|---|---|---|---|---|"
+} >"$table.tmp"
+for point in $POINTS; do
+	IFS=: read -r rw bs memory completion <<<"$point"
+	[ -n "$completion" ] || die "$point: not RW:BS:MEMORY:COMPLETION"
+	dir=$out/$rw-$bs-m$memory-c$completion
+	BENCH_RW=$rw BENCH_BS=$bs BENCH_MEMORY=$memory BENCH_COMPLETION=$completion \
+		BENCH_OUT=$dir "$REPO/bench/insn.sh" >/dev/null
+	# The kernel's line of insn.md: "| kernel | C | R | R - C |".
+	counts=$(awk -F' *\\| *' '$2 == "kernel" { print $3 " | " $4 " | " $5 }' "$dir/insn.md")
+	[ -n "$counts" ] || die "$dir/insn.md has no kernel line"
+	echo "| $rw | $bs | $memory | $completion | $counts |" >>"$table.tmp"
+	log "$point: $counts"
+done
+mv "$table.tmp" "$table"
+cat "$table"
