@@ -50,7 +50,7 @@ type Request = mq::Request<NullBlk>;
 /// The handle of a request the driver holds.
 type OwnedRequest = Owned<Request>;
 
-/// How many polled requests [`NullBlk::poll`] takes off the list at once.
+/// How many polled requests [`poll_batches`] takes off the list at once.
 const POLL_BATCH: usize = 16;
 
 /// How a request is completed.
@@ -200,37 +200,31 @@ impl Operations for NullBlk {
         batch: &mut CompletionBatch<'_>,
     ) -> u32 {
         // Only the requests there at the first look: submitters may keep
-        // adding more. They are taken off the list a handful at a time, so
-        // that the lock is not taken for each, and ended together with the
-        // batch, as C does. Their data moved when they were queued.
+        // adding more. They are ended together with the batch, as C does,
+        // outside the lock (ending one may submit more). Their data moved
+        // when they were queued.
         if hw_queue.polled.load(Relaxed) == 0 {
             return 0;
         }
-        let mut left = usize::MAX;
-        let mut completed = 0;
-        let mut taken: [Option<OwnedRequest>; POLL_BATCH] = [const { None }; POLL_BATCH];
-        loop {
-            let count = {
-                let mut list = hw_queue.poll_list.lock();
-                left = left.min(list.len());
-                let count = left.min(POLL_BATCH);
-                for slot in &mut taken[..count] {
-                    *slot = list.pop();
-                }
-                hw_queue.polled.store(list.len(), Relaxed);
-                count
-            };
-            left -= count;
-            for rq in taken[..count].iter_mut().filter_map(Option::take) {
-                let status = rq.data().status();
-                rq.end_batched(status, batch);
-                completed += 1;
-            }
-            if left == 0 {
-                break;
-            }
+        // Most polls find one request: it is taken on its own, without the
+        // batch below, whose array costs more than the request (about 80
+        // instructions, as `make insn` counts with polled I/O at depth 1).
+        let (first, left) = {
+            let mut list = hw_queue.poll_list.lock();
+            let first = list.pop();
+            hw_queue.polled.store(list.len(), Relaxed);
+            (first, list.len())
+        };
+        let Some(first) = first else {
+            return 0;
+        };
+        let status = first.data().status();
+        first.end_batched(status, batch);
+        if left == 0 {
+            1
+        } else {
+            1 + poll_batches(hw_queue, left, batch)
         }
-        completed
     }
 
     fn timeout(hw_queue: Pin<&HwQueue>, rq: TimedOutRequest<'_, NullBlk>) -> TimeoutAction {
@@ -386,6 +380,32 @@ fn transfer_before_bad(queue_data: &QueueData, rq: &Request, good: u64) -> Resul
         _ => (),
     }
     Err(EIO)
+}
+
+/// Ends the next `left` requests of a poll list, taking them off the list a
+/// handful at a time, so that the lock is not taken for each.
+fn poll_batches(hw_queue: Pin<&HwQueue>, mut left: usize, batch: &mut CompletionBatch<'_>) -> u32 {
+    let mut completed = 0;
+    let mut taken: [Option<OwnedRequest>; POLL_BATCH] = [const { None }; POLL_BATCH];
+    while left > 0 {
+        let count = {
+            let mut list = hw_queue.poll_list.lock();
+            left = left.min(list.len());
+            let count = left.min(POLL_BATCH);
+            for slot in &mut taken[..count] {
+                *slot = list.pop();
+            }
+            hw_queue.polled.store(list.len(), Relaxed);
+            count
+        };
+        left -= count;
+        for rq in taken[..count].iter_mut().filter_map(Option::take) {
+            let status = rq.data().status();
+            rq.end_batched(status, batch);
+            completed += 1;
+        }
+    }
+    completed
 }
 
 /// Ends `rq` with the status recorded in it.
