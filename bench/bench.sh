@@ -27,6 +27,7 @@
 #   BENCH_SIZE        device size in MiB (256)
 #   BENCH_OUT         results directory (default: a new one under /tmp)
 #   BENCH_AA          1: an A/A run, null_blk against a second null_blk device
+#   BENCH_CALIBRATE   0: no A/A calibration points (see below)
 #   BENCH_INSN_*      set by bench/insn.sh, which counts instructions
 set -eu
 
@@ -74,12 +75,22 @@ RCFG=/sys/kernel/config/rnull/bench
 # here, the noise that rnull's ratios are to be read against.
 AA=${BENCH_AA:-0}
 [ "$AA" = 0 ] || RCFG=/sys/kernel/config/nullb/bench
+# Calibration: in every memory_backed/completion group, after its points, a
+# second null_blk device (ACFG, /dev/bench_a) takes rnull's place for one
+# point per number of jobs (the first rw and block size, the deepest queue):
+# the A/A spread of the same boot, which bench/report.py needs before it
+# calls a point slower or faster. An A/A run has no calibration of its own.
+CALIBRATE=${BENCH_CALIBRATE:-1}
+[ "$AA" = 0 ] || CALIBRATE=0
+ACFG=/sys/kernel/config/nullb/bench_a
 # The options of every measured fio run.
 FIO=(--ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1 --nonvectored=1
 	--gtod_reduce=1 --norandommap --random_generator=lfsr --thread)
 CCFG=/sys/kernel/config/nullb/bench_c
 
 list() { tr ',' ' ' <<<"$1"; }
+first() { list "$1" | awk '{ print $1; exit }'; }
+RDEV=bench
 
 # A warning, BUG or lockdep report in the kernel log makes the figures
 # worthless: check_log stops the run at the first point after one, leaving
@@ -100,12 +111,15 @@ check_log() { # WHAT: what was run last
 }
 in_list() { [[ ",$2," == *",$1,"* ]]; }
 
+remove_dev() { # DIR
+	[ -d "$1" ] || return 0
+	echo 0 >"$1/power"
+	rmdir "$1"
+}
 remove_devs() {
 	local d
-	for d in $RCFG $CCFG; do
-		[ -d "$d" ] || continue
-		echo 0 >"$d/power"
-		rmdir "$d"
+	for d in $RCFG $CCFG $ACFG; do
+		remove_dev "$d"
 	done
 }
 cleanup() {
@@ -193,7 +207,8 @@ report_point() {
 }
 
 # run_point FILE RW BS IODEPTH NUMJOBS POLL [FIO ARGS...]: one fio run alternating the
-# two devices, REPS jobs each, JSON into FILE. The order within a pair
+# two devices (null_blk's and RDEV, rnull's unless calibrating), REPS jobs
+# each, JSON into FILE. The order within a pair
 # alternates too (C R, R C, C R, ...), so that neither driver always runs
 # first. Jobs are threads: a process per job took about 0.2 s more each to
 # start under TCG.
@@ -201,7 +216,7 @@ run_point() {
 	local file=$1 i c r jobs=()
 	for ((i = 1; i <= REPS; i++)); do
 		c=(--name=c$i --filename=/dev/bench_c --stonewall)
-		r=(--name=r$i --filename=/dev/bench --stonewall)
+		r=(--name=r$i --filename=/dev/$RDEV --stonewall)
 		if ((i % 2)); then jobs+=("${c[@]}" "${r[@]}"); else jobs+=("${r[@]}" "${c[@]}"); fi
 	done
 	fio --output-format=json --output="$file" "${FIO[@]}" --hipri="$6" --time_based \
@@ -216,14 +231,17 @@ fill() {
 		--rw=write --bs=1M --iodepth=8 >/dev/null
 }
 
-# progress N FILE: a line for point N, with the mean IOPS of each driver
-# (jq is much quicker to start than python in the VM).
+# progress N FILE [A/A]: a line for point N, with the mean IOPS of each
+# driver (jq is much quicker to start than python in the VM).
 progress() {
-	jq -r --arg n "$1" --arg of "$points" --arg name "$(basename "$2" .json)" '
+	local second=rnull
+	[ -z "$3" ] || second=null_blk_a
+	jq -r --arg n "$1" --arg of "$points" --arg name "$(basename "$2" .json)${3:+ $3}" \
+		--arg second "$second" '
 		def mean(p): [.jobs[] | select(.jobname | test(p)) |
 			.read.iops + .write.iops] | add / length;
 		mean("^c") as $c | mean("^r") as $r |
-		"[\($n)/\($of)] \($name): null_blk \($c | floor) rnull \($r | floor) IOPS," +
+		"[\($n)/\($of)] \($name): null_blk \($c | floor) \($second) \($r | floor) IOPS," +
 		" ratio \($r / $c * 1000 | round / 1000)"' "$2"
 }
 
@@ -232,7 +250,6 @@ progress() {
 # if memory-backed, fio does BENCH_INSN_IOS requests on it, and the kernel's
 # symbols are saved in OUT.
 if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
-	first() { list "$1" | awk '{ print $1; exit }'; }
 	mem=$(first "$MEMS") cm=$(first "$CMS")
 	case $BENCH_INSN_DRIVER in
 	null_blk) dev=bench_c dir=$CCFG ;;
@@ -266,6 +283,8 @@ mkdir -p "$OUT/raw"
 		"of ${RUNTIME} s per point, devices of $SIZE MiB."
 	[ "$AA" = 0 ] || echo "A/A run (BENCH_AA=1): the \"rnull\" columns are a second" \
 		"null_blk device."
+	[ "$CALIBRATE" = 0 ] || echo "A/A calibration in the same boot: after the points of" \
+		"each memory_backed/completion pair, a second null_blk device in rnull's place."
 } >"$OUT/info.md"
 
 points=0
@@ -278,22 +297,26 @@ for cm in $(list "$CMS"); do
 		done
 	done
 done
+if [ "$CALIBRATE" = 1 ]; then
+	aa_points=$(($(list "$MEMS" | wc -w) * $(list "$CMS" | wc -w) * $(list "$NJS" | wc -w)))
+fi
 for z in $(list "$ZONED"); do
 	case $z in
 	zwrite) points=$((points + 2 * 2 * $(list "$ZBSS" | wc -w))) ;;
 	zreport) points=$((points + 1)) ;;
 	esac
 done
-echo "rnull vs null_blk: $points points, $REPS x ${RUNTIME} s per driver and point;" \
-	"results in $OUT"
+points=$((points + ${aa_points:-0}))
+echo "rnull vs null_blk: $points points (${aa_points:-no} A/A), $REPS x ${RUNTIME} s per" \
+	"driver and point; results in $OUT"
 
 done_points=0
-# point_done FILE: counts the point measured into FILE, checks the kernel
-# log and prints its progress line.
+# point_done FILE [A/A]: counts the point measured into FILE, checks the
+# kernel log and prints its progress line.
 point_done() {
 	done_points=$((done_points + 1))
-	check_log "$(basename "$1" .json)"
-	progress "$done_points" "$1"
+	check_log "$(basename "$1" .json)${2:+ ($2)}"
+	progress "$done_points" "$1" "${2:-}"
 }
 for mem in $(list "$MEMS"); do
 	for cm in $(list "$CMS"); do
@@ -319,6 +342,21 @@ for mem in $(list "$MEMS"); do
 				done
 			done
 		done
+		[ "$CALIBRATE" = 1 ] || continue
+		# The A/A points of the group, on a null_blk device in rnull's place.
+		remove_dev $RCFG
+		make_dev $ACFG bench_a "$mem" "$cm"
+		if [ "$mem" = 1 ]; then fill bench_a; fi
+		check_log "making the A/A device (memory_backed=$mem, completion $cm)"
+		mkdir -p "$OUT/aa"
+		rw=$(first "$RWS") bs=$(first "$BSS") qd=$(list "$QDS" | awk '{ print $NF }')
+		RDEV=bench_a
+		for nj in $(list "$NJS"); do
+			file=$OUT/aa/$rw-$bs-$qd-$nj-$mem-$cm.json
+			run_point "$file" "$rw" "$bs" "$qd" "$nj" "$([ "$cm" = poll ] && echo 1 || echo 0)"
+			point_done "$file" A/A
+		done
+		RDEV=bench
 	done
 done
 

@@ -8,6 +8,12 @@ the ratio rnull / null_blk of IOPS and of CPU time per I/O is computed run
 pair by run pair, and reported as a mean with a 95% confidence interval
 (Student's t over the pairs).
 
+DIR/aa, if there, holds the calibration points of the same boot: a second
+null_blk device in rnull's place. The largest distance from 1 of their IOPS
+ratios is the A/A spread S: two identical devices differed by that much.
+A point is called slower only when its whole interval lies below 1 - S,
+faster only when it lies above 1 + S.
+
     report.py DIR            write DIR/table.md, DIR/points.csv and
                              DIR/ratios.svg, and print the table
     report.py --point FILE   print the one-line summary of a point
@@ -79,15 +85,34 @@ def load_point(path):
     return point
 
 
-def verdict(mean, half):
-    """Whether rnull is significantly slower or faster than null_blk."""
+def load_dir(path):
+    """The points of the fio JSON files in directory PATH (none if absent)."""
+    if not os.path.isdir(path):
+        return []
+    return [load_point(os.path.join(path, f)) for f in sorted(os.listdir(path))
+            if f.endswith(".json")]
+
+
+def verdict(mean, half, spread=0.0):
+    """Whether rnull is slower or faster than null_blk: the interval of the
+    ratio lies wholly outside 1 +- spread."""
     if math.isnan(half):
         return ""
-    if mean + half < 1:
+    if mean + half < 1 - spread:
         return "slower"
-    if mean - half > 1:
+    if mean - half > 1 + spread:
         return "faster"
     return ""
+
+
+def aa_spread(aa_points):
+    """The A/A spread: how far from 1 the ratio of two null_blk devices got."""
+    return max((abs(p["ratio"] - 1) for p in aa_points), default=0.0)
+
+
+def geomean(values):
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def label(p):
@@ -99,7 +124,7 @@ def one_line(p):
     return (f"{label(p):32} null_blk {p['c_iops']:9.0f}  rnull {p['r_iops']:9.0f} IOPS  "
             f"ratio {p['ratio']:.3f} ±{p['ratio_ci']:.3f}  "
             f"CPU/IO ratio {p['cpu_ratio']:.3f} ±{p['cpu_ratio_ci']:.3f}  "
-            f"{verdict(p['ratio'], p['ratio_ci'])}")
+            f"{p.get('verdict', verdict(p['ratio'], p['ratio_ci']))}")
 
 
 HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "null_blk IOPS", "rnull IOPS",
@@ -114,33 +139,61 @@ def table_rows(points):
                f"{p['ratio']:.3f} ± {p['ratio_ci']:.3f}",
                f"{p['c_cpu_ns'] / 1000:.1f} µs", f"{p['r_cpu_ns'] / 1000:.1f} µs",
                f"{p['cpu_ratio']:.3f} ± {p['cpu_ratio_ci']:.3f}",
-               verdict(p["ratio"], p["ratio_ci"])]
+               p["verdict"]]
 
 
-def summary(points):
-    ratios = [p["ratio"] for p in points]
-    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+def summary(points, aa_points):
+    """The figures the benchmark is judged by, in a few lines."""
+    spread = aa_spread(aa_points)
     worst = min(points, key=lambda p: p["ratio"])
-    slower = sum(verdict(p["ratio"], p["ratio_ci"]) == "slower" for p in points)
-    faster = sum(verdict(p["ratio"], p["ratio_ci"]) == "faster" for p in points)
-    return (f"{len(points)} points: geometric mean of IOPS ratios {geo:.3f}; "
-            f"worst {worst['ratio']:.3f} ({label(worst)}); "
-            f"significantly slower at {slower}, faster at {faster}")
+    slower = sum(p["verdict"] == "slower" for p in points)
+    faster = sum(p["verdict"] == "faster" for p in points)
+    below = sum(p["ratio"] + p["ratio_ci"] < 0.97 for p in points
+                if not math.isnan(p["ratio_ci"]))
+    mem_j2 = [p for p in points if p["memory_backed"] == "1" and p["numjobs"] == "2"]
+    lines = [f"{len(points)} points: geometric mean of IOPS ratios "
+             f"{geomean(p['ratio'] for p in points):.3f}; worst {worst['ratio']:.3f} "
+             f"({label(worst)}); interval wholly below 0.97 at {below}."]
+    if aa_points:
+        lines.append(f"A/A spread of this boot (largest distance from 1 of {len(aa_points)} "
+                     f"null_blk/null_blk ratios): {spread:.3f}; A/A geometric mean "
+                     f"{geomean(p['ratio'] for p in aa_points):.3f}.")
+        lines.append(f"Slower at {slower}, faster at {faster}: the interval lies wholly "
+                     f"below {1 - spread:.3f} or above {1 + spread:.3f}.")
+    else:
+        lines.append(f"No A/A calibration: slower at {slower}, faster at {faster} "
+                     f"(the interval excludes 1).")
+    lines.append(f"Memory-backed points with 2 jobs ({len(mem_j2)}): geometric mean of IOPS "
+                 f"ratios {geomean(p['ratio'] for p in mem_j2):.3f}. CPU time per I/O: "
+                 f"geometric mean of ratios {geomean(p['cpu_ratio'] for p in points):.3f}.")
+    return "\n".join(lines)
 
 
-def markdown(points, info):
+AA_HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "null_blk IOPS",
+             "null_blk (2nd device) IOPS", "IOPS ratio (95% CI)"]
+
+
+def markdown(points, aa_points, info):
     lines = []
     if info:
         lines += [info.strip(), ""]
     lines += ["| " + " | ".join(HEADER) + " |",
               "|" + "|".join("---" for _ in HEADER) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in table_rows(points)]
-    lines += ["", summary(points), ""]
+    lines += ["", summary(points, aa_points), ""]
+    if aa_points:
+        lines += ["A/A calibration points (a second null_blk device in rnull's place):", "",
+                  "| " + " | ".join(AA_HEADER) + " |",
+                  "|" + "|".join("---" for _ in AA_HEADER) + "|"]
+        lines += ["| " + " | ".join(row[:8] + [row[8]]) + " |"
+                  for row in table_rows(aa_points)]
+        lines.append("")
     return "\n".join(lines)
 
 
-def svg(points):
-    """The IOPS ratios with their intervals, one column per point."""
+def svg(points, spread):
+    """The IOPS ratios with their intervals, one column per point, over the
+    band of the A/A spread."""
     step, left, top, height, bottom = 14, 50, 20, 300, 150
     width = left + step * len(points) + 20
     los = [p["ratio"] - (0 if math.isnan(p["ratio_ci"]) else p["ratio_ci"]) for p in points]
@@ -165,14 +218,16 @@ def svg(points):
         out.append(f'<text x="{left - 5}" y="{y(tick) + 3:.1f}" '
                    f'text-anchor="end">{tick:.1f}</text>')
         tick += 0.1
+    if spread > 0:
+        out.append(f'<rect x="{left}" y="{y(1 + spread):.1f}" width="{width - 10 - left}" '
+                   f'height="{y(1 - spread) - y(1 + spread):.1f}" fill="#eee"/>')
     out.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(1):.1f}" y2="{y(1):.1f}" '
                f'stroke="black"/>')
     out.append(f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 '
                f'{top + height / 2})" text-anchor="middle">IOPS rnull / null_blk</text>')
     for i, p in enumerate(points):
         x = left + step * i + step / 2
-        colour = {"slower": "#c00", "faster": "#080"}.get(
-            verdict(p["ratio"], p["ratio_ci"]), "#246")
+        colour = {"slower": "#c00", "faster": "#080"}.get(p["verdict"], "#246")
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y(los[i]):.1f}" '
                    f'y2="{y(his[i]):.1f}" stroke="{colour}"/>')
         out.append(f'<circle cx="{x:.1f}" cy="{y(p["ratio"]):.1f}" r="2.5" fill="{colour}"/>')
@@ -192,37 +247,43 @@ def main(argv):
         return 2
     out = argv[1]
     raw = os.path.join(out, "raw")
-    points = [load_point(os.path.join(raw, f)) for f in sorted(os.listdir(raw))
-              if f.endswith(".json")]
+    points = load_dir(raw)
     if not points:
         print(f"{raw}: no results", file=sys.stderr)
         return 1
+    aa_points = load_dir(os.path.join(out, "aa"))
+    spread = aa_spread(aa_points)
+    for p in points + aa_points:
+        p["verdict"] = verdict(p["ratio"], p["ratio_ci"], spread)
     # Zoned points (zwrite, zreport) last, after the others.
     order = {"randread": 0, "randwrite": 1, "zwrite": 2, "zreport": 3}
 
     def kib(bs):
         return int(bs[:-1]) * (1024 if bs.endswith("M") else 1) if bs[:-1].isdigit() else 0
 
-    points.sort(key=lambda p: (p["rw"].startswith("z"), p["completion"], p["memory_backed"],
-                               order.get(p["rw"], 4), kib(p["bs"]), int(p["iodepth"]),
-                               int(p["numjobs"])))
+    def key(p):
+        return (p["rw"].startswith("z"), p["completion"], p["memory_backed"],
+                order.get(p["rw"], 4), kib(p["bs"]), int(p["iodepth"]), int(p["numjobs"]))
+
+    points.sort(key=key)
+    aa_points.sort(key=key)
     info = ""
     if os.path.exists(os.path.join(out, "info.md")):
         with open(os.path.join(out, "info.md")) as f:
             info = f.read()
     with open(os.path.join(out, "table.md"), "w") as f:
-        f.write(markdown(points, info))
+        f.write(markdown(points, aa_points, info))
     with open(os.path.join(out, "ratios.svg"), "w") as f:
-        f.write(svg(points))
+        f.write(svg(points, spread))
     with open(os.path.join(out, "points.csv"), "w", newline="") as f:
         keys = list(FIELDS) + ["pairs", "c_iops", "r_iops", "ratio", "ratio_ci",
-                               "c_cpu_ns", "r_cpu_ns", "cpu_ratio", "cpu_ratio_ci"]
+                               "c_cpu_ns", "r_cpu_ns", "cpu_ratio", "cpu_ratio_ci", "verdict"]
         writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(points)
     for p in points:
         print(one_line(p))
-    print(summary(points))
+    print(summary(points, aa_points))
     return 0
 
 
