@@ -246,8 +246,9 @@ progress() {
 }
 
 # For bench/insn.sh: BENCH_INSN_DRIVER (null_blk or rnull) names the one
-# device to make, set up with the first value of each setting; it is filled
-# if memory-backed, fio does BENCH_INSN_IOS requests on it, and the kernel's
+# device to make, set up with the first value of each setting (BENCH_RW
+# zwrite: a zoned device, as the zwrite points); it is filled if
+# memory-backed and not zoned, fio does BENCH_INSN_IOS requests on it, and the kernel's
 # symbols are saved in OUT.
 if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
 	mem=$(first "$MEMS") cm=$(first "$CMS")
@@ -263,10 +264,19 @@ if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
 	# would make the counts of two boots differ.
 	thp=/sys/kernel/mm/transparent_hugepage/enabled
 	if [ -w $thp ]; then echo never >$thp; fi
-	make_dev "$dir" $dev "$mem" "$cm"
-	if [ "$mem" = 1 ]; then fill $dev; fi
-	fio --name=insn --filename=/dev/$dev "${FIO[@]}" \
-		--hipri="$([ "$cm" = poll ] && echo 1 || echo 0)" --rw="$(first "$RWS")" \
+	rw=$(first "$RWS") zbd=()
+	if [ "$rw" = zwrite ]; then
+		# As the zwrite points: sequential writes to a zoned device (of
+		# 4 MiB zones, softirq completion), fio resetting the zones it
+		# finds full; their memory is freed and allocated again.
+		make_zoned_dev "$dir" $dev "$mem" 0
+		rw=write zbd=(--zonemode=zbd)
+	else
+		make_dev "$dir" $dev "$mem" "$cm"
+		if [ "$mem" = 1 ]; then fill $dev; fi
+	fi
+	fio --name=insn --filename=/dev/$dev "${FIO[@]}" "${zbd[@]}" \
+		--hipri="$([ "$cm" = poll ] && echo 1 || echo 0)" --rw="$rw" \
 		--bs="$(first "$BSS")" --iodepth="$(first "$QDS")" --numjobs="$(first "$NJS")" \
 		--number_ios="${BENCH_INSN_IOS:?}" --io_size=1T >/dev/null
 	mkdir -p "$OUT"

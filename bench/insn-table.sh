@@ -6,7 +6,8 @@
 #
 # Settings (environment): BENCH_INSN_POINTS, a space-separated list of points
 # RW:BS:MEMORY:COMPLETION (default below: none, softirq and polled completion,
-# memory-backed or not, 4 KiB and 64 KiB, reads and writes); BENCH_INSN_IOS
+# memory-backed or not, 4 KiB and 64 KiB, reads and writes, and the
+# memory-backed zoned writes of the zwrite points, whose zones fio resets); BENCH_INSN_IOS
 # (100000 here: with fewer, what differs between boots, page faults and the
 # scheduler, still moves a count by some tens of instructions); BENCH_OUT, the
 # results directory (default: a new one in the cache); the rest as for
@@ -16,7 +17,7 @@ source "$(dirname "$0")/../scripts/common.sh"
 POINTS=${BENCH_INSN_POINTS:-"randread:4k:0:0 randwrite:4k:0:1 randread:4k:0:poll
 	randwrite:4k:0:poll randread:4k:1:1 randwrite:4k:1:0 randread:4k:1:poll
 	randwrite:4k:1:poll randread:64k:1:1 randwrite:64k:1:0 randread:64k:0:0
-	randwrite:64k:0:1"}
+	randwrite:64k:0:1 zwrite:4k:1:1 zwrite:64k:1:1"}
 export BENCH_INSN_IOS=${BENCH_INSN_IOS:-100000}
 out=${BENCH_OUT:-$CACHE/insn/table-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
