@@ -11,7 +11,7 @@
 use crate::storage::{
     page_gfp,
     Chunk,
-    Locked,
+    Handle,
     Source,
     StorePage, //
 };
@@ -55,15 +55,14 @@ impl Cache {
 
     /// Writes the part of `buffer` that `chunk` covers to the cache. A new
     /// cache page may first need room: a page is then written back to
-    /// `store`, which is unlocked while the new page is allocated. Fails
-    /// with [`ENOSPC`] if memory runs out.
+    /// `store`. Fails with [`ENOSPC`] if memory runs out.
     ///
     /// Unlike C, an overwrite of data already written back goes to the
     /// cache too: C writes it straight to the store, so that it survives a
     /// power cycle without a FLUSH.
     pub(crate) fn write(
         &mut self,
-        store: &mut Locked<'_>,
+        store: &mut Handle<'_>,
         buffer: &impl Source,
         chunk: &Chunk,
     ) -> Result {
@@ -73,10 +72,10 @@ impl Cache {
         while self.count >= self.capacity {
             self.write_back_one(store)?;
         }
+        store.check_reserve()?;
         // Allocation may sleep.
         store.unlock();
-        let mut page = StorePage::new()?;
-        page.write(buffer, chunk)?;
+        let page = StorePage::written(buffer, chunk)?;
         let node = RBTreeNode::new(chunk.index, page, page_gfp()).map_err(|_| ENOSPC)?;
         self.pages.insert(node);
         self.count += 1;
@@ -95,7 +94,7 @@ impl Cache {
 
     /// Writes every cached page back to `store` and empties the cache.
     /// On failure the pages not yet written back stay cached.
-    pub(crate) fn write_back_all(&mut self, store: &mut Locked<'_>) -> Result {
+    pub(crate) fn write_back_all(&mut self, store: &mut Handle<'_>) -> Result {
         while self.count > 0 {
             self.write_back_one(store)?;
         }
@@ -104,7 +103,7 @@ impl Cache {
 
     /// Writes back the first cached page from `next` on, or the first one
     /// if there is none after it, and frees it.
-    fn write_back_one(&mut self, store: &mut Locked<'_>) -> Result {
+    fn write_back_one(&mut self, store: &mut Handle<'_>) -> Result {
         let first = self
             .pages
             .cursor_lower_bound(&self.next)

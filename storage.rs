@@ -4,11 +4,12 @@
 //!
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 //!
-//! Data is kept in pages allocated on first write, in an [`XArray`] indexed
-//! by page number, each with a bit per 512-byte sector that says whether the
-//! sector holds data. Sectors never written read as zeros. A disk with a
-//! `cache_size` puts a write-back [`Cache`] of such pages in front of the
-//! store.
+//! Data is kept in pages allocated on first write, in an [`RcuXArray`]
+//! indexed by page number, each with a bit per 512-byte sector that says
+//! whether the sector holds data. Sectors never written read as zeros. Pages
+//! are looked up without a lock, under RCU, and copied to and from under a
+//! lock of their own. A disk with a `cache_size` puts a write-back [`Cache`]
+//! of such pages in front of the store.
 
 use crate::cache::Cache;
 use kernel::{
@@ -29,16 +30,17 @@ use kernel::{
         SECTOR_SHIFT,
         SECTOR_SIZE, //
     },
-    new_mutex,
+    new_mutex, new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
         Arc,
-        Mutex, //
+        Mutex,
+        SpinLock, //
     },
     xarray::{
         self,
-        XArray, //
+        RcuXArray, //
     },
 };
 
@@ -75,6 +77,9 @@ pub(crate) trait Buffer {
 pub(crate) trait Source: Buffer {
     /// Copies `dst.len()` bytes from byte `offset` into `dst`.
     fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result;
+    /// Appends `len` bytes from byte `offset` to `vec`, growing it with
+    /// [`page_gfp`] flags.
+    fn append_to(&self, offset: usize, len: usize, vec: &mut KVec<u8>) -> Result;
 }
 
 /// A [`Buffer`] that read data is copied to: a segment of a read request.
@@ -99,6 +104,10 @@ impl<B: Source> Source for &B {
     fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
         (**self).copy_to_slice(offset, dst)
     }
+
+    fn append_to(&self, offset: usize, len: usize, vec: &mut KVec<u8>) -> Result {
+        (**self).append_to(offset, len, vec)
+    }
 }
 
 impl<B: Sink> Sink for &B {
@@ -120,6 +129,10 @@ impl Buffer for WriteSegment<'_> {
 impl Source for WriteSegment<'_> {
     fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
         WriteSegment::copy_to_slice(self, offset, dst)
+    }
+
+    fn append_to(&self, offset: usize, len: usize, vec: &mut KVec<u8>) -> Result {
+        self.append_to_vec(offset, len, vec, page_gfp())
     }
 }
 
@@ -173,6 +186,10 @@ impl<B: Source> Source for Prefix<B> {
     fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
         self.buffer.copy_to_slice(offset, dst)
     }
+
+    fn append_to(&self, offset: usize, len: usize, vec: &mut KVec<u8>) -> Result {
+        self.buffer.append_to(offset, len, vec)
+    }
 }
 
 impl<B: Sink> Sink for Prefix<B> {
@@ -194,16 +211,34 @@ pub(crate) struct StorePage {
 }
 
 impl StorePage {
-    /// An empty page; [`ENOSPC`] if there is no memory for it, or if taking
-    /// it would leave less than [`MEMORY_RESERVE`] to the system.
-    pub(crate) fn new() -> Result<Self> {
+    /// A page holding the part of `buffer` that `chunk` covers; [`ENOSPC`]
+    /// if there is no memory for it. The caller checks the reserve first
+    /// ([`Handle::check_reserve`]).
+    pub(crate) fn written(buffer: &impl Source, chunk: &Chunk) -> Result<Self> {
         // A sector bit map of a page must fit the `valid` field.
         const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
-        if available_memory() < MEMORY_RESERVE {
-            return Err(ENOSPC);
+        if chunk.offset == 0 && chunk.len == PAGE_SIZE {
+            // The write fills the page: its bytes are copied once, with no
+            // zeroing before (a quarter of the instructions of a write to a
+            // new page).
+            let mut data = KVec::new();
+            buffer
+                .append_to(chunk.buffer_offset, PAGE_SIZE, &mut data)
+                .map_err(|e| if e == ENOMEM { ENOSPC } else { e })?;
+            return Ok(Self {
+                valid: chunk.sector_bits(),
+                data,
+            });
         }
         // Zeroed, so that nothing of the kernel's leaks even if a bug let an
         // invalid sector be read.
+        let mut page = Self::empty()?;
+        page.write(buffer, chunk)?;
+        Ok(page)
+    }
+
+    /// An empty page; [`ENOSPC`] if there is no memory for it.
+    pub(crate) fn empty() -> Result<Self> {
         let data = KVec::from_elem(0, PAGE_SIZE, page_gfp()).map_err(|_| ENOSPC)?;
         Ok(Self { valid: 0, data })
     }
@@ -250,114 +285,303 @@ impl StorePage {
     }
 }
 
+/// A page of the store, with a lock of its own: readers find it without the
+/// store's lock (under RCU), and copy to or from it under this one.
+#[pin_data]
+struct SharedPage {
+    #[pin]
+    state: SpinLock<PageState>,
+}
+
+struct PageState {
+    page: StorePage,
+    /// Set, under the lock, when a discard takes the page out of the
+    /// store: a writer that found it before must not write to it.
+    removed: bool,
+}
+
+impl SharedPage {
+    fn new(page: StorePage) -> impl PinInit<Self> {
+        pin_init!(Self {
+            state <- new_spinlock!(PageState { page, removed: false }),
+        })
+    }
+
+    /// Calls `f` on the page, unless it left the store; returns whether it
+    /// did not.
+    #[inline(always)]
+    fn update(&self, f: impl FnOnce(&mut StorePage) -> Result) -> Result<bool> {
+        let mut state = self.state.lock();
+        if state.removed {
+            return Ok(false);
+        }
+        f(&mut state.page)?;
+        Ok(true)
+    }
+}
+
 /// The data of a memory-backed device. It outlives the disk: data survives
 /// power cycles and is freed with the device.
+///
+/// Pages are looked up without a lock, under RCU, and each has a lock of
+/// its own ([`SharedPage`]): requests on different pages run in parallel.
+/// C serialises every page operation of a device on one spinlock. The
+/// store's lock (the array's) is taken only to add and remove pages; a page
+/// removed by a discard is freed once no reader can hold it, after an RCU
+/// grace period, which the discard waits for. Zone resets, which come often
+/// in zoned workloads, do not wait: the pages they remove wait in `limbo`,
+/// and are freed by a later reset or discard once the grace period has
+/// passed, or with the device.
 #[pin_data]
 pub(crate) struct Storage {
     #[pin]
-    pages: XArray<KBox<StorePage>>,
+    pages: RcuXArray<Pin<KBox<SharedPage>>>,
+    #[pin]
+    limbo: Mutex<KVVec<RetiredPage>>,
 }
+
+/// A page removed from the store, which readers may still hold.
+type RetiredPage = xarray::Retired<Pin<KBox<SharedPage>>>;
 
 impl Storage {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            pages <- XArray::new(xarray::AllocKind::Alloc),
+            pages <- RcuXArray::new(xarray::AllocKind::None),
+            limbo <- new_mutex!(KVVec::new()),
         })
     }
 
-    /// The store, to be locked on first use.
-    fn lock(&self) -> Locked<'_> {
-        Locked {
+    /// Frees the pages in limbo whose grace period has passed, and puts
+    /// those of `retired` there (or, if there is no memory for them, frees
+    /// them after waiting for their grace period).
+    fn retire(&self, retired: &mut KVVec<RetiredPage>) {
+        let mut limbo = self.limbo.lock();
+        limbo.retain(|page| !page.grace_period_passed());
+        if limbo.reserve(retired.len(), page_gfp()).is_err() {
+            drop(limbo);
+            drain(retired);
+            return;
+        }
+        for page in retired.drain_all() {
+            // Within the capacity reserved above.
+            let _ = limbo.push_within_capacity(page);
+        }
+    }
+
+    /// Frees the pages of `retired` after their grace period, waiting for
+    /// it if `wait`, and then the pages in limbo whose grace period has
+    /// passed; or, unless `wait`, puts them in limbo.
+    fn free(&self, retired: &mut KVVec<RetiredPage>, wait: bool) {
+        if wait {
+            drain(retired);
+            self.limbo.lock().retain(|page| !page.grace_period_passed());
+        } else {
+            self.retire(retired);
+        }
+    }
+
+    /// The store, for the chunks of one request.
+    fn handle(&self) -> Handle<'_> {
+        Handle {
             storage: self,
             pages: None,
+            reserve_checked: false,
         }
     }
 }
 
-/// The store, locked for a run of chunks (a request): the lock is taken on
-/// first use, held for the rest of the run and released only while a page
-/// is allocated, or by [`Locked::unlock`], as C holds its lock for a whole
-/// transfer.
-///
-/// The pages are looked up through an [`xarray::Cursor`]: the chunks of a
-/// transfer are in consecutive pages, and the lookup of the page after the
-/// last one is a step in the array rather than a walk from its root.
-pub(crate) struct Locked<'a> {
+/// The store as one request uses it. Its pages are looked up through an
+/// [`xarray::RcuCursor`], made on first use and dropped before anything
+/// that may sleep: the chunks of a transfer are in consecutive pages, and
+/// the lookup of the page after the last one is a step in the array rather
+/// than a walk from its root. The reserve of memory is checked once for the
+/// request ([`Handle::check_reserve`]).
+pub(crate) struct Handle<'a> {
     storage: &'a Storage,
-    pages: Option<xarray::Cursor<'a, KBox<StorePage>>>,
+    pages: Option<xarray::RcuCursor<'a, Pin<KBox<SharedPage>>>>,
+    /// Whether [`Handle::check_reserve`] found enough memory left.
+    reserve_checked: bool,
 }
 
-impl<'a> Locked<'a> {
-    /// The pages, locked.
+impl<'a> Handle<'a> {
+    /// The cursor over the pages, in an RCU read-side critical section.
     #[inline]
-    fn pages(&mut self) -> &mut xarray::Cursor<'a, KBox<StorePage>> {
+    fn pages(&mut self) -> &mut xarray::RcuCursor<'a, Pin<KBox<SharedPage>>> {
         let storage = self.storage;
-        self.pages
-            .get_or_insert_with(|| storage.pages.lock().into_cursor())
+        self.pages.get_or_insert_with(|| storage.pages.cursor())
     }
 
-    /// Releases the lock, before something that may sleep.
+    /// Ends the critical section, before something that may sleep.
     pub(crate) fn unlock(&mut self) {
         self.pages = None;
     }
 
-    /// Page `index`, allocated (with the lock released, as allocation may
-    /// sleep) if it was not there. [`ENOSPC`] if there is no memory for it.
-    fn page_mut(&mut self, index: usize) -> Result<&mut StorePage> {
-        if self.pages().get(index).is_none() {
-            self.unlock();
-            let new = KBox::new(StorePage::new()?, page_gfp()).map_err(|_| ENOSPC)?;
-            let pages = self.pages();
-            // Another writer may have added the page meanwhile; keep theirs.
-            if pages.get(index).is_none() {
-                pages.store(index, new, page_gfp()).map_err(|_| ENOSPC)?;
+    /// Fails with [`ENOSPC`] if a new page would leave less than
+    /// [`MEMORY_RESERVE`] to the system. Checked before the first page a
+    /// request allocates, not before every page: a request takes at most a
+    /// few MiB more, and the check costs as much as a page lookup.
+    pub(crate) fn check_reserve(&mut self) -> Result {
+        if !self.reserve_checked {
+            if available_memory() < MEMORY_RESERVE {
+                return Err(ENOSPC);
+            }
+            self.reserve_checked = true;
+        }
+        Ok(())
+    }
+
+    /// Calls `update` on page `index` of the store. If there is no such
+    /// page, one is made by `make` (the lock-free lookup is over by then:
+    /// allocation may sleep) and added, unless another writer added one
+    /// meanwhile: `update` then goes to theirs. [`ENOSPC`] if there is no
+    /// memory for it.
+    #[inline(always)]
+    fn update(
+        &mut self,
+        index: usize,
+        make: impl FnOnce() -> Result<StorePage>,
+        update: impl Fn(&mut StorePage) -> Result,
+    ) -> Result {
+        if let Some(page) = self.pages().get(index) {
+            if page.update(&update)? {
+                return Ok(());
             }
         }
-        self.pages().get_mut(index).ok_or(ENOSPC)
+        self.add(index, make, update)
+    }
+
+    /// The slow path of [`Handle::update`]: a new page.
+    fn add(
+        &mut self,
+        index: usize,
+        make: impl FnOnce() -> Result<StorePage>,
+        update: impl Fn(&mut StorePage) -> Result,
+    ) -> Result {
+        self.check_reserve()?;
+        self.unlock();
+        let new = KBox::pin_init(SharedPage::new(make()?), page_gfp()).map_err(|_| ENOSPC)?;
+        let mut pages = self.storage.pages.lock();
+        match pages.insert(index, new, page_gfp()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.error == EBUSY => match pages.get(index) {
+                // Found with the lock held, the page is in the store.
+                Some(page) => page.update(update).map(|_| ()),
+                None => Err(ENOSPC),
+            },
+            Err(_) => Err(ENOSPC),
+        }
     }
 
     /// Writes the part of `buffer` that `chunk` covers.
     ///
-    /// This, [`Locked::read`] and the page copies they call are inlined
+    /// This, [`Handle::read`] and the page copies they call are inlined
     /// into the loop over the chunks of a transfer, as C's loop is one
     /// function: a call per page was about 4% of the instructions the guest
     /// ran for a 64 KiB write (see "Performance" in the documentation).
     #[inline(always)]
     fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
-        // One lookup when the page is there, as it is after the first
-        // write to it.
-        if let Some(page) = self.pages().get_mut(chunk.index) {
-            return page.write(buffer, chunk);
-        }
-        self.page_mut(chunk.index)?.write(buffer, chunk)
+        self.update(
+            chunk.index,
+            || StorePage::written(buffer, chunk),
+            |page| page.write(buffer, chunk),
+        )
     }
 
     /// Reads the data `chunk` covers into `buffer`: zeros if it holds none.
     #[inline(always)]
     fn read(&mut self, buffer: &impl Sink, chunk: &Chunk) -> Result {
-        match self.pages().get(chunk.index) {
-            Some(page) if page.holds(chunk) => page.read(buffer, chunk),
-            _ => buffer.zero(chunk.buffer_offset, chunk.len),
-        }
-    }
-
-    /// Forgets the data `chunk` covers, and frees its page if it is left
-    /// without data.
-    fn discard(&mut self, chunk: &Chunk) {
-        let pages = self.pages();
-        if let Some(page) = pages.get_mut(chunk.index) {
-            if page.forget(chunk) {
-                drop(pages.remove(chunk.index));
+        if let Some(page) = self.pages().get(chunk.index) {
+            // A page a discard removed holds no data.
+            let state = page.state.lock();
+            if state.page.holds(chunk) {
+                return state.page.read(buffer, chunk);
             }
         }
+        buffer.zero(chunk.buffer_offset, chunk.len)
     }
 
     /// Writes the data of `page`, a cached copy of page `index`, back.
     pub(crate) fn write_back(&mut self, index: usize, page: &StorePage) -> Result {
-        self.page_mut(index)?.merge(page);
-        Ok(())
+        self.update(
+            index,
+            || {
+                let mut new = StorePage::empty()?;
+                new.merge(page);
+                Ok(new)
+            },
+            |old| {
+                old.merge(page);
+                Ok(())
+            },
+        )
+    }
+
+    /// Forgets the data of `bytes` bytes from byte `pos` of the device, and
+    /// frees the pages left without data, calling `also` on every chunk (a
+    /// page each) first.
+    ///
+    /// The pages removed are freed after an RCU grace period, which this
+    /// waits for if `wait`, once per batch of up to [`DISCARD_BATCH`] pages,
+    /// whose pointers are kept meanwhile; else they go to the store's limbo.
+    fn discard(
+        &mut self,
+        pos: u64,
+        bytes: usize,
+        wait: bool,
+        mut also: impl FnMut(&Chunk),
+    ) -> Result {
+        self.unlock();
+        let pages_in = bytes
+            .div_ceil(PAGE_SIZE)
+            .saturating_add(1)
+            .min(DISCARD_BATCH);
+        // A few pages a batch if there is no memory for more.
+        let mut retired = KVVec::with_capacity(pages_in, page_gfp())
+            .or_else(|_| KVVec::with_capacity(pages_in.min(8), page_gfp()))
+            .map_err(|_| ENOMEM)?;
+        let mut locked = None;
+        let result = for_each_chunk(pos, bytes, PAGE_SIZE, |chunk| {
+            also(chunk);
+            if retired.len() == retired.capacity() {
+                // Wait for the batch, without the lock: the page removed
+                // last first, its grace period covers the others.
+                locked = None;
+                self.storage.free(&mut retired, wait);
+            }
+            let pages = locked.get_or_insert_with(|| self.storage.pages.lock());
+            let emptied = pages.get(chunk.index).is_some_and(|page| {
+                let mut state = page.state.lock();
+                let empty = state.page.forget(chunk);
+                state.removed = empty;
+                empty
+            });
+            if emptied {
+                if let Some(page) = pages.remove(chunk.index) {
+                    // Within capacity: the batch was emptied above.
+                    let _ = retired.push_within_capacity(page);
+                }
+            }
+            Ok(())
+        });
+        drop(locked);
+        self.storage.free(&mut retired, wait);
+        result
     }
 }
+
+/// Frees the pages of `retired` once no reader can hold them: after an
+/// expedited RCU grace period (a discard, or the reset of a zone, waits for
+/// it; a normal one takes milliseconds) from the removal of the page
+/// removed last, which covers the others.
+fn drain(retired: &mut KVVec<RetiredPage>) {
+    if let Some(last) = retired.pop() {
+        drop(last.into_inner_expedited());
+    }
+    retired.clear();
+}
+
+/// The most pages a discard frees after one grace period.
+const DISCARD_BATCH: usize = 1 << 16;
 
 /// The memory of a memory-backed disk while it is powered on: the device's
 /// [`Storage`], behind a write-back [`Cache`] if the disk has one.
@@ -398,7 +622,7 @@ impl Memory {
         fua: bool,
     ) -> Result {
         let mut cache = self.cache.as_ref().map(|cache| cache.lock());
-        let mut store = self.storage.lock();
+        let mut store = self.storage.handle();
         self.for_each_chunk(buffers, pos, |buffer, chunk| match &mut cache {
             None => store.write(buffer, chunk),
             Some(cache) if !fua => cache.write(&mut store, buffer, chunk),
@@ -427,7 +651,7 @@ impl Memory {
     ) -> Result {
         let end = pos.saturating_add(valid);
         let cache = self.cache.as_ref().map(|cache| cache.lock());
-        let mut store = self.storage.lock();
+        let mut store = self.storage.handle();
         self.for_each_chunk(buffers, pos, |buffer, chunk| {
             let kept = chunk.kept_before(end);
             if kept < chunk.len {
@@ -449,21 +673,29 @@ impl Memory {
     /// sector of each block, every sector of the range is cleared, so blocks
     /// larger than a page are discarded whole.
     pub(crate) fn discard(&self, pos: u64, bytes: usize) -> Result {
+        self.forget(pos, bytes, true)
+    }
+
+    /// Forgets data like [`Memory::discard`], for the reset of a zone: the
+    /// pages freed are left for a later discard or reset to free, once no
+    /// reader can hold them, instead of waiting for that.
+    pub(crate) fn reset(&self, pos: u64, bytes: usize) -> Result {
+        self.forget(pos, bytes, false)
+    }
+
+    fn forget(&self, pos: u64, bytes: usize, wait: bool) -> Result {
         let mut cache = self.cache.as_ref().map(|cache| cache.lock());
-        let mut store = self.storage.lock();
-        for_each_chunk(pos, bytes, PAGE_SIZE, |chunk| {
+        self.storage.handle().discard(pos, bytes, wait, |chunk| {
             if let Some(cache) = &mut cache {
                 cache.forget(chunk);
             }
-            store.discard(chunk);
-            Ok(())
         })
     }
 
     /// Writes everything the cache holds back to the store (a FLUSH).
     pub(crate) fn flush(&self) -> Result {
         match &self.cache {
-            Some(cache) => cache.lock().write_back_all(&mut self.storage.lock()),
+            Some(cache) => cache.lock().write_back_all(&mut self.storage.handle()),
             None => Ok(()),
         }
     }
@@ -576,7 +808,7 @@ mod tests {
     };
 
     /// A buffer in plain memory. Like a segment, it is copied to and from
-    /// under the store's spinlock.
+    /// under a page's spinlock.
     struct Bytes(Pin<KBox<SpinLock<KVec<u8>>>>);
 
     impl Bytes {
@@ -624,6 +856,14 @@ mod tests {
             let bytes = self.0.lock();
             let src = bytes.get(offset..offset + dst.len()).ok_or(EINVAL)?;
             dst.copy_from_slice(src);
+            Ok(())
+        }
+
+        fn append_to(&self, offset: usize, len: usize, vec: &mut KVec<u8>) -> Result {
+            let bytes = self.0.lock();
+            let src = bytes.get(offset..offset + len).ok_or(EINVAL)?;
+            // Under the spinlock: no sleeping allocation.
+            vec.extend_from_slice(src, GFP_ATOMIC)?;
             Ok(())
         }
     }
@@ -675,6 +915,28 @@ mod tests {
         assert!(read(&memory, 1536, PAGE_SIZE)?.same(&data));
         assert!(read(&memory, 0, 1536)?.all(0));
         assert!(has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn whole_and_partial_new_pages_read_back() -> Result {
+        let memory = Memory::new(storage()?, 4096, 0)?;
+        let page = |n: u64| n * PAGE_SIZE as u64;
+        // Two pages written whole, made from the write.
+        let whole = Bytes::pattern(2 * PAGE_SIZE, 3)?;
+        memory.write([&whole], page(1), false)?;
+        assert!(has_page(&memory.storage, 1) && has_page(&memory.storage, 2));
+        assert!(read(&memory, page(1), 2 * PAGE_SIZE)?.same(&whole));
+        // A sector of a new page: zeros around it.
+        let sector = Bytes::pattern(512, 9)?;
+        memory.write([&sector], page(4) + 1024, false)?;
+        assert!(read(&memory, page(4), 1024)?.all(0));
+        assert!(read(&memory, page(4) + 1024, 512)?.same(&sector));
+        assert!(read(&memory, page(4) + 1536, PAGE_SIZE - 1536)?.all(0));
+        // A page written whole over one that holds data.
+        let over = Bytes::pattern(PAGE_SIZE, 5)?;
+        memory.write([&over], page(4), false)?;
+        assert!(read(&memory, page(4), PAGE_SIZE)?.same(&over));
         Ok(())
     }
 

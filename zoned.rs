@@ -692,7 +692,7 @@ impl Zones {
         match &self.memory {
             Some(memory) => {
                 let bytes = usize::try_from(zone.len << SECTOR_SHIFT)?;
-                memory.discard(zone.start << SECTOR_SHIFT, bytes)
+                memory.reset(zone.start << SECTOR_SHIFT, bytes)
             }
             None => Ok(()),
         }

@@ -49,6 +49,38 @@ test_fio_verify_on_memory_backed_disks() {
 	done
 }
 
+# Jobs in parallel on the same pages, as rnull's store lets them run: four
+# write their own 2 KiB of every 8 KiB (two jobs to a page) and verify it,
+# one reads all of it and the range after, and one trims and rewrites that
+# range (freeing pages that the reader finds). On both drivers, with and
+# without a cache.
+test_parallel_jobs_share_pages() {
+	local dev cache out errors k jobs
+	load_both
+	for cache in 0 4; do
+		mb_device $RCFG/d 64 512 cache_size=$cache discard=1
+		mb_device $CCFG/c 64 512 cache_size=$cache discard=1
+		for dev in d c; do
+			jobs=()
+			for k in 0 1 2 3; do
+				jobs+=(--name=w$k --rw=write:6k --bs=2k --offset=$((k * 2048))
+					--size=16M --verify=crc32c --do_verify=1 --iodepth=4)
+			done
+			jobs+=(--name=r --rw=randread --bs=4k --size=32M --iodepth=4
+				--time_based --runtime=3)
+			jobs+=(--name=tw --rw=trimwrite --bs=64k --offset=16M --size=16M
+				--iodepth=2 --time_based --runtime=3)
+			out=$(fio --filename=/dev/$dev --ioengine=io_uring --direct=1 \
+				--output-format=json "${jobs[@]}" 2>&1) ||
+				{ echo "    fio on $dev (cache_size $cache) failed: $out"; return 1; }
+			errors=$(grep -o '"error" : [0-9]*' <<<"$out" | grep -vc '"error" : 0$' || true)
+			expect_eq "$errors" 0 "jobs with errors on $dev (cache_size $cache)"
+			expect_eq "$(grep -c '"jobname"' <<<"$out")" 6 "jobs run on $dev"
+		done
+		rmdir $RCFG/d $CCFG/c
+	done
+}
+
 # same_writes DISK BS: a fixed sequence of writes of BS-sized blocks.
 same_writes() {
 	local at blocks=$((32 * 1048576 / $2 - 3))

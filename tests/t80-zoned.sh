@@ -301,6 +301,32 @@ test_zoned_differences_from_null_blk() {
 	expect_eq "$(polled_read c)" 0 "polled read of an offline zone on null_blk"
 }
 
+# Resetting zones frees their memory: on rnull once no reader can hold the
+# pages (an RCU grace period, which a reset does not wait for), at a later
+# reset; null_blk frees it at once. (null_blk's pages are not slab memory,
+# which kernel_kib counts: rnull only.)
+test_zone_resets_free_memory() {
+	local base tries
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	zdev $RCFG/d size=64 zone_size=16 memory_backed=1
+	expect_eq "$(wr $RCFG/d/power 1)" 0 "power-on" || return 1
+	base=$(kernel_kib)
+	dd if=/dev/urandom of=/dev/d bs=1M count=32 oflag=direct status=none
+	[ $(($(kernel_kib) - base)) -ge $((32 * 1024)) ] ||
+		{ echo "    32 MiB written, $(($(kernel_kib) - base)) KiB more in use"; return 1; }
+	expect_eq "$(run blkzone reset -o 0 -c 2 /dev/d)" 0 "reset of zones 0 and 1" || return 1
+	# Resets of the empty zone 3 free what waits.
+	for tries in 1 2 3 4 5 6 7 8 9 10; do
+		[ $(($(kernel_kib) - base)) -lt 4096 ] && break
+		sleep 0.1
+		run blkzone reset -o $((48 * 2048)) -c 1 /dev/d >/dev/null
+	done
+	[ $(($(kernel_kib) - base)) -lt 4096 ] ||
+		{ echo "    $(($(kernel_kib) - base)) KiB still in use after $tries resets"; return 1; }
+	expect_eq "$(dd if=/dev/d bs=1M count=32 iflag=direct status=none | tr -d '\377' | wc -c)" 0 \
+		"the reset zones read as 0xff"
+}
+
 # polled_read DISK: fio's exit status after one polled 4 KiB read of zone 1.
 polled_read() {
 	fio --name=p --filename=/dev/"$1" --ioengine=io_uring --hipri --direct=1 --rw=read \
