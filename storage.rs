@@ -480,7 +480,15 @@ impl<'a> Handle<'a> {
     /// ran for a 64 KiB write (see "Performance" in the documentation).
     #[inline(always)]
     fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
-        self.update(
+        // The path of a page that is there, written out rather than through
+        // `update`, whose closure rustc left a call per page.
+        if let Some(page) = self.pages().get(chunk.index) {
+            let mut state = page.state.lock();
+            if !state.removed {
+                return state.page.write(buffer, chunk);
+            }
+        }
+        self.add(
             chunk.index,
             || StorePage::written(buffer, chunk),
             |page| page.write(buffer, chunk),
