@@ -477,7 +477,7 @@ impl<'a> Handle<'a> {
     /// This, [`Handle::read`] and the page copies they call are inlined
     /// into the loop over the chunks of a transfer, as C's loop is one
     /// function: a call per page was about 4% of the instructions the guest
-    /// ran for a 64 KiB write (see "Performance" in the documentation).
+    /// ran for a 64 KiB write (see Documentation/rnull-performance.rst).
     #[inline(always)]
     fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
         // The path of a page that is there, written out rather than through
