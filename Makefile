@@ -55,17 +55,10 @@ check-debug: build-debug
 		RNULL_FUZZ_OPS=$${RNULL_FUZZ_OPS:-10000} RNULL_FUZZ_SECONDS=$${RNULL_FUZZ_SECONDS:-7200} \
 		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
 
-# The results go to BENCH_OUT, by default a new directory in the cache.
+# The results go to BENCH_OUT, by default a new directory in the cache
+# (scripts/bench.sh).
 bench: build
-	@out=$${BENCH_OUT:-$${RNULL_CACHE:-$$HOME/.cache/rnull}/bench/$$(date -u +%Y%m%d-%H%M%S)}; \
-	RNULL_VM_OUT=$$out BENCH_OUT=$$out RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-28800} \
-		$(SCRIPTS)/vm.sh $(CURDIR)/bench/bench.sh || { \
-		[ -e $$out/INVALID ] || echo "Results invalid: the benchmark run failed" \
-			"(see the console above)." >$$out/INVALID; \
-		echo "bench: results in $$out are invalid ($$out/INVALID)" >&2; exit 1; }; \
-	echo "Host: $$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)," \
-		"QEMU with $$(cat $${RNULL_CACHE:-$$HOME/.cache/rnull}/kvm-probe 2>/dev/null || echo tcg)." \
-		>>$$out/info.md && python3 bench/report.py $$out >/dev/null
+	@$(SCRIPTS)/bench.sh
 
 # Instructions per request on each driver, by function (bench/insn.sh).
 insn: build

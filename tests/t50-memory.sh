@@ -242,8 +242,9 @@ test_memory_backed_disks_on_shared_tags_block() {
 # discard_bytes DISK: the largest discard the disk takes, in bytes.
 discard_bytes() { cat /sys/block/"$1"/queue/discard_max_hw_bytes; }
 
-# splat_lines SINCE: warnings and bugs in the kernel log since the mark SINCE.
-splat_lines() { dmesg_since "$1" | grep -E 'WARNING:|BUG:|Call Trace:' || true; }
+# splat_lines SINCE: the lines of reports (tests/log-bad.ere) in the kernel
+# log since the mark SINCE.
+splat_lines() { dmesg_since "$1" | grep -E -f "$RNULL_REPO/tests/log-bad.ere" || true; }
 
 test_polled_io_on_memory_backed_disks_does_not_sleep() {
 	# Polled requests complete in ->poll, inside an RCU read-side critical
