@@ -10,7 +10,6 @@
 //! created later through configfs.
 
 mod badblocks;
-mod cache;
 mod configfs;
 mod disk;
 mod faults;

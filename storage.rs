@@ -11,7 +11,8 @@
 //! lock of their own. A disk with a `cache_size` puts a write-back [`Cache`]
 //! of such pages in front of the store.
 
-use crate::cache::Cache;
+mod cache;
+
 use kernel::{
     alloc::{
         available_memory,
@@ -44,6 +45,8 @@ use kernel::{
     },
 };
 
+use cache::Cache;
+
 /// How the pages of the store and the cache are allocated: on the I/O path
 /// (no I/O for reclaim), and failing rather than retrying hard or calling
 /// the OOM killer, silently. With [`MEMORY_RESERVE`], a disk larger than the
@@ -51,7 +54,7 @@ use kernel::{
 /// having the kernel kill processes for its pages (C's `GFP_NOIO`
 /// allocations do, until nothing is left to kill and the kernel panics).
 #[inline]
-pub(crate) fn page_gfp() -> Flags {
+fn page_gfp() -> Flags {
     GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN
 }
 
@@ -203,7 +206,7 @@ impl<B: Sink> Sink for Prefix<B> {
 }
 
 /// A page of data, in the store or in the cache.
-pub(crate) struct StorePage {
+struct StorePage {
     /// Bit `n` is set when sector `n` of the page holds data.
     valid: u64,
     /// `PAGE_SIZE` bytes.
@@ -214,7 +217,7 @@ impl StorePage {
     /// A page holding the part of `buffer` that `chunk` covers; [`ENOSPC`]
     /// if there is no memory for it. The caller checks the reserve first
     /// ([`Handle::check_reserve`]).
-    pub(crate) fn written(buffer: &impl Source, chunk: &Chunk) -> Result<Self> {
+    fn written(buffer: &impl Source, chunk: &Chunk) -> Result<Self> {
         // A sector bit map of a page must fit the `valid` field.
         const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
         if chunk.offset == 0 && chunk.len == PAGE_SIZE {
@@ -238,7 +241,7 @@ impl StorePage {
     }
 
     /// An empty page; [`ENOSPC`] if there is no memory for it.
-    pub(crate) fn empty() -> Result<Self> {
+    fn empty() -> Result<Self> {
         let data = KVec::from_elem(0, PAGE_SIZE, page_gfp()).map_err(|_| ENOSPC)?;
         Ok(Self { valid: 0, data })
     }
@@ -246,13 +249,13 @@ impl StorePage {
     /// Whether the first sector of `chunk` holds data (a chunk lies within
     /// a block, which is written whole).
     #[inline]
-    pub(crate) fn holds(&self, chunk: &Chunk) -> bool {
+    fn holds(&self, chunk: &Chunk) -> bool {
         self.valid & (1 << chunk.first_sector()) != 0
     }
 
     /// Copies the part of `buffer` that `chunk` covers into the page.
     #[inline(always)]
-    pub(crate) fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
+    fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
         buffer.copy_to_slice(chunk.buffer_offset, &mut self.data[chunk.range()])?;
         self.valid |= chunk.sector_bits();
         Ok(())
@@ -260,13 +263,13 @@ impl StorePage {
 
     /// Copies the data `chunk` covers into `buffer`.
     #[inline(always)]
-    pub(crate) fn read(&self, buffer: &impl Sink, chunk: &Chunk) -> Result {
+    fn read(&self, buffer: &impl Sink, chunk: &Chunk) -> Result {
         buffer.copy_from_slice(chunk.buffer_offset, &self.data[chunk.range()])
     }
 
     /// Forgets the sectors `chunk` covers; returns whether the page is left
     /// without data.
-    pub(crate) fn forget(&mut self, chunk: &Chunk) -> bool {
+    fn forget(&mut self, chunk: &Chunk) -> bool {
         self.valid &= !chunk.sector_bits();
         self.valid == 0
     }
@@ -396,7 +399,7 @@ impl Storage {
 /// the lookup of the page after the last one is a step in the array rather
 /// than a walk from its root. The reserve of memory is checked once for the
 /// request ([`Handle::check_reserve`]).
-pub(crate) struct Handle<'a> {
+struct Handle<'a> {
     storage: &'a Storage,
     pages: Option<xarray::RcuCursor<'a, Pin<KBox<SharedPage>>>>,
     /// Whether [`Handle::check_reserve`] found enough memory left.
@@ -412,7 +415,7 @@ impl<'a> Handle<'a> {
     }
 
     /// Ends the critical section, before something that may sleep.
-    pub(crate) fn unlock(&mut self) {
+    fn unlock(&mut self) {
         self.pages = None;
     }
 
@@ -420,7 +423,7 @@ impl<'a> Handle<'a> {
     /// [`MEMORY_RESERVE`] to the system. Checked before the first page a
     /// request allocates, not before every page: a request takes at most a
     /// few MiB more, and the check costs as much as a page lookup.
-    pub(crate) fn check_reserve(&mut self) -> Result {
+    fn check_reserve(&mut self) -> Result {
         if !self.reserve_checked {
             if available_memory() < MEMORY_RESERVE {
                 return Err(ENOSPC);
@@ -509,7 +512,7 @@ impl<'a> Handle<'a> {
     }
 
     /// Writes the data of `page`, a cached copy of page `index`, back.
-    pub(crate) fn write_back(&mut self, index: usize, page: &StorePage) -> Result {
+    fn write_back(&mut self, index: usize, page: &StorePage) -> Result {
         self.update(
             index,
             || {
@@ -606,7 +609,11 @@ pub(crate) struct Memory {
 impl Memory {
     /// The memory of a disk on `storage`, with a cache of `cache_bytes`
     /// bytes unless 0.
-    pub(crate) fn new(storage: Arc<Storage>, block_size: usize, cache_bytes: u64) -> Result<Self> {
+    pub(crate) fn new(
+        storage: Arc<Storage>,
+        block_size: usize,
+        cache_bytes: u64,
+    ) -> Result<Self> {
         let cache = match cache_bytes {
             0 => None,
             bytes => Some(KBox::pin_init(new_mutex!(Cache::new(bytes)), GFP_KERNEL)?),
@@ -728,9 +735,9 @@ impl Memory {
 }
 
 /// A piece of a transfer within one page and one block.
-pub(crate) struct Chunk {
+struct Chunk {
     /// The page.
-    pub(crate) index: usize,
+    index: usize,
     /// The byte offset in the page.
     offset: usize,
     /// The length in bytes.

@@ -9,7 +9,7 @@ source "$(dirname "$0")/common.sh"
 
 GIT=(git -C "$SRC" -c user.name=rnull-harness -c user.email=rnull@localhost
 	-c advice.detachedHead=false)
-mapfile -t DRIVER_FILES < <(cd "$REPO" && ls Kconfig Makefile ./*.rs)
+mapfile -t DRIVER_FILES < <(driver_files)
 
 # 1. Pristine tree, kept as a git repository so that switching series only
 #    touches the files that differ (and so only those get rebuilt).
@@ -50,9 +50,11 @@ fi
 # 3. This repo's driver replaces mainline's minimal rnull. Only changed files
 #    are copied, so an unchanged driver is not rebuilt.
 dst=$SRC/drivers/block/rnull
-for f in "$dst"/*; do
-	[ -e "$REPO/$(basename "$f")" ] || rm -f "$f"
-done
+while IFS= read -r f; do
+	[[ " ${DRIVER_FILES[*]} " == *" $f "* ]] || rm -f "$dst/$f"
+done < <(cd "$dst" && find . -type f \( -name '*.rs' -o -name Kconfig -o -name Makefile \) |
+	sed 's|^\./||')
+	mkdir -p "$(dirname "$dst/$f")"
 for f in "${DRIVER_FILES[@]}"; do
 	cmp -s "$REPO/$f" "$dst/$f" || cp "$REPO/$f" "$dst/$f"
 done

@@ -36,6 +36,21 @@ KMAKE=(make -C "$SRC" O="$OUT" LLVM=-$LLVM_VER
 	-j"$(($(nproc) + 1))")
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# The files of the driver, relative to the repository (and to
+# drivers/block/rnull): Kconfig, Makefile, the top-level modules and the
+# modules of their subdirectories (storage/ for storage.rs).
+driver_files() {
+	(
+		cd "$REPO" || exit 1
+		echo Kconfig
+		echo Makefile
+		for f in *.rs; do
+			echo "$f"
+			[ ! -d "${f%.rs}" ] || find "${f%.rs}" -name '*.rs' | sort
+		done
+	)
+}
+
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # A fingerprint of patches/: the list and every patch in it.

@@ -28,6 +28,6 @@ for p in "$REPO"/patches/*.patch; do
 	scripts/checkpatch.pl --strict --quiet --no-summary "$p" || fail=1
 done
 scripts/checkpatch.pl --strict --quiet --no-summary --no-tree -f \
-	"$REPO"/*.rs "$REPO/Kconfig" "$REPO/Makefile" || fail=1
+	$(driver_files | sed "s|^|$REPO/|") || fail=1
 
 ((fail == 0)) && log "lint: clean" || die "lint: problems found (see above)"

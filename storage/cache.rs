@@ -8,7 +8,7 @@
 //! written back to the store one at a time in rounds of increasing page
 //! number, or until a FLUSH writes all of them back.
 
-use crate::storage::{
+use super::{
     page_gfp,
     Chunk,
     Handle,
@@ -26,7 +26,7 @@ use kernel::{
 
 /// The cached pages of a disk, by page number. Callers serialise access
 /// (the cache sits in a mutex).
-pub(crate) struct Cache {
+pub(super) struct Cache {
     pages: RBTree<usize, StorePage>,
     /// The number of pages in `pages`.
     count: usize,
@@ -38,7 +38,7 @@ pub(crate) struct Cache {
 
 impl Cache {
     /// A cache of `bytes` bytes: as many whole pages as fit, at least one.
-    pub(crate) fn new(bytes: u64) -> Self {
+    pub(super) fn new(bytes: u64) -> Self {
         let capacity = usize::try_from(bytes / PAGE_SIZE as u64).unwrap_or(usize::MAX);
         Self {
             pages: RBTree::new(),
@@ -49,7 +49,7 @@ impl Cache {
     }
 
     /// The cached copy of page `index`, if there is one.
-    pub(crate) fn page(&self, index: usize) -> Option<&StorePage> {
+    pub(super) fn page(&self, index: usize) -> Option<&StorePage> {
         self.pages.get(&index)
     }
 
@@ -60,7 +60,7 @@ impl Cache {
     /// Unlike C, an overwrite of data already written back goes to the
     /// cache too: C writes it straight to the store, so that it survives a
     /// power cycle without a FLUSH.
-    pub(crate) fn write(
+    pub(super) fn write(
         &mut self,
         store: &mut Handle<'_>,
         buffer: &impl Source,
@@ -84,7 +84,7 @@ impl Cache {
 
     /// Forgets the cached data `chunk` covers (it was discarded, or written
     /// to the store with FUA), and frees its page if it is left empty.
-    pub(crate) fn forget(&mut self, chunk: &Chunk) {
+    pub(super) fn forget(&mut self, chunk: &Chunk) {
         if let Some(page) = self.pages.get_mut(&chunk.index) {
             if page.forget(chunk) {
                 self.remove(chunk.index);
@@ -94,7 +94,7 @@ impl Cache {
 
     /// Writes every cached page back to `store` and empties the cache.
     /// On failure the pages not yet written back stay cached.
-    pub(crate) fn write_back_all(&mut self, store: &mut Handle<'_>) -> Result {
+    pub(super) fn write_back_all(&mut self, store: &mut Handle<'_>) -> Result {
         while self.count > 0 {
             self.write_back_one(store)?;
         }
@@ -125,7 +125,7 @@ impl Cache {
 
     /// The number of cached pages.
     #[cfg(CONFIG_KUNIT = "y")]
-    pub(crate) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.count
     }
 }
