@@ -12,12 +12,12 @@
 use crate::{
     badblocks,
     disk::{
+        Device,
         Disk,
         Settings,
         Shared, //
     },
     faults::Faults,
-    storage::Storage,
 };
 use kernel::{
     block::zoned::ZoneCondition,
@@ -153,16 +153,22 @@ impl configfs::GroupOperations for Config {
             return Err(EEXIST);
         }
 
+        let bad_blocks = Arc::pin_init(badblocks::Table::new(), GFP_KERNEL)?;
+        let faults = Arc::pin_init(Faults::new(self.shared.fault_specs()), GFP_KERNEL)?;
+        let off = Device::new(
+            self.defaults.clone(),
+            Some(bad_blocks.clone()),
+            faults.clone(),
+        );
         let device = try_pin_init!(DeviceConfig {
             shared: self.shared.clone(),
-            bad_blocks: Arc::pin_init(badblocks::Table::new(), GFP_KERNEL)?,
-            faults: Arc::pin_init(Faults::new(self.shared.fault_specs()), GFP_KERNEL)?,
             state <- new_mutex!(DeviceState {
-                settings: self.defaults.clone(),
+                device: off,
                 name: name.try_into()?,
                 disk: None,
-                storage: None,
             }),
+            bad_blocks,
+            faults,
         });
         // The fault attributes show as subdirectories of the device's.
         #[cfg(CONFIG_BLK_DEV_RUST_NULL_FAULT_INJECTION)]
@@ -197,12 +203,11 @@ pub(crate) struct DeviceConfig {
 
 /// The state of a device directory, under its mutex.
 struct DeviceState {
-    settings: Settings,
+    /// The settings and what survives power cycles.
+    device: Device,
     name: CString,
     /// The disk, while powered on.
     disk: Option<Disk>,
-    /// The data of a memory-backed device: it survives power cycles.
-    storage: Option<Arc<Storage>>,
 }
 
 impl DeviceConfig {
@@ -219,7 +224,7 @@ impl DeviceConfig {
         if state.disk.is_some() {
             return Err(EBUSY);
         }
-        *field(&mut state.settings) = value;
+        *field(&mut state.device.settings) = value;
         Ok(())
     }
 
@@ -227,7 +232,7 @@ impl DeviceConfig {
     /// (`cond`), or empty again if it is already, while the device is on.
     fn store_zone_condition(&self, page: &[u8], cond: ZoneCondition) -> Result {
         let state = self.state.lock();
-        if !state.settings.zoned {
+        if !state.device.settings.zoned {
             pr_err!("rnull device is not zoned\n");
             return Err(EINVAL);
         }
@@ -267,14 +272,7 @@ impl DeviceConfig {
 
         match (state.disk.is_some(), power) {
             (false, true) => {
-                state.disk = Some(Disk::new(
-                    &self.shared,
-                    Some(&state.name),
-                    &mut state.settings,
-                    &mut state.storage,
-                    Some(&self.bad_blocks),
-                    self.faults.clone(),
-                )?);
+                state.disk = Some(state.device.power_on(&self.shared, Some(&state.name))?);
             }
             (true, false) => state.disk = None,
             _ => (),
@@ -289,11 +287,11 @@ impl DeviceConfig {
         let mut guard = self.state.lock();
         let state = &mut *guard;
         if let Some(disk) = &state.disk {
-            let mut wanted = state.settings.clone();
+            let mut wanted = state.device.settings.clone();
             *field(&mut wanted) = value;
             disk.update_queues(&wanted)?;
         }
-        *field(&mut state.settings) = value;
+        *field(&mut state.device.settings) = value;
         Ok(())
     }
 }
@@ -389,7 +387,7 @@ macro_rules! device_attributes {
             type Data = DeviceConfig;
 
             fn show(this: &DeviceConfig, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-                show_value(page, this.state.lock().settings.$name)
+                show_value(page, this.state.lock().device.settings.$name)
             }
 
             fn store(this: &DeviceConfig, page: &[u8]) -> Result {
@@ -403,7 +401,7 @@ macro_rules! device_attributes {
             type Data = DeviceConfig;
 
             fn show(this: &DeviceConfig, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
-                show_value(page, this.state.lock().settings.$name)
+                show_value(page, this.state.lock().device.settings.$name)
             }
         }
     };

@@ -355,21 +355,51 @@ pub(crate) struct Disk {
     zones: Option<Arc<Zones>>,
 }
 
-impl Disk {
-    /// Makes a disk from `settings` under the lowest free index, named
-    /// `name`, or `rnullb<index>` without a name. On success the index is
-    /// recorded in `settings`, as C does. A memory-backed disk keeps its data
-    /// in `storage`, made here if there is none yet. Requests that touch the
-    /// sectors of `bad_blocks` fail, and `faults` injects the faults of the
-    /// device.
+/// A device as it is while off, and what its disk is made from: its
+/// settings, which power-on checks and rewrites as C does, and what
+/// survives power cycles: the data of a memory-backed device, its bad
+/// sectors and its faults. Each configfs directory owns one, and so does
+/// each disk the module makes at load.
+pub(crate) struct Device {
+    /// The settings, as attributes show them.
+    pub(crate) settings: Settings,
+    /// The data of a memory-backed device, from its first power-on.
+    storage: Option<Arc<Storage>>,
+    /// The bad sectors that requests to the disk fail on.
+    bad_blocks: Option<Arc<badblocks::Table>>,
+    /// The faults injected into the disk.
+    faults: Arc<Faults>,
+}
+
+impl Device {
+    /// A device that is off, with `settings`, bad sectors from `bad_blocks`
+    /// and the faults of `faults`.
     pub(crate) fn new(
-        shared: &Arc<Shared>,
-        name: Option<&CStr>,
-        settings: &mut Settings,
-        storage: &mut Option<Arc<Storage>>,
-        bad_blocks: Option<&Arc<badblocks::Table>>,
+        settings: Settings,
+        bad_blocks: Option<Arc<badblocks::Table>>,
         faults: Arc<Faults>,
-    ) -> Result<Self> {
+    ) -> Self {
+        Self {
+            settings,
+            storage: None,
+            bad_blocks,
+            faults,
+        }
+    }
+
+    /// Makes the device's disk under the lowest free index, named `name`,
+    /// or `rnullb<index>` without a name. As in C, the settings are
+    /// rewritten where they are adjusted, failed or not, and on success
+    /// record the index.
+    pub(crate) fn power_on(&mut self, shared: &Arc<Shared>, name: Option<&CStr>) -> Result<Disk> {
+        let Self {
+            settings,
+            storage,
+            bad_blocks,
+            faults,
+        } = self;
+        let bad_blocks = bad_blocks.as_ref();
+        let faults = faults.clone();
         let index = shared.take_index()?;
         let irqmode = settings.validate(shared.module_settings.poll_queues)?;
         let tag_set = if settings.shared_tags {
@@ -458,7 +488,7 @@ impl Disk {
             )?,
         };
         settings.index = index.value;
-        Ok(Self {
+        Ok(Disk {
             _disk: disk,
             _throttle: ticks,
             tag_set,
@@ -466,7 +496,9 @@ impl Disk {
             zones,
         })
     }
+}
 
+impl Disk {
     /// Makes the zone holding `sector` read-only or offline (`cond`), or
     /// empty again if it is already, as C's `zone_cond_store`.
     pub(crate) fn set_zone_condition(&self, sector: u64, cond: ZoneCondition) -> Result {

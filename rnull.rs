@@ -19,6 +19,7 @@ mod throttle;
 mod zoned;
 
 use disk::{
+    Device,
     Disk,
     Settings,
     Shared, //
@@ -365,12 +366,9 @@ fn create_module_disks(
     let mut disks = KVec::with_capacity(count.try_into()?, GFP_KERNEL)?;
 
     for _ in 0..count {
-        let mut settings = defaults.clone();
         let faults = Arc::pin_init(Faults::new(shared.fault_specs()), GFP_KERNEL)?;
-        disks.push(
-            Disk::new(shared, None, &mut settings, &mut None, None, faults)?,
-            GFP_KERNEL,
-        )?;
+        let mut device = Device::new(defaults.clone(), None, faults);
+        disks.push(device.power_on(shared, None)?, GFP_KERNEL)?;
     }
     Ok(disks)
 }
