@@ -19,8 +19,8 @@ use crate::{
         QueueData, //
     },
     storage::{
-        Memory,
-        Storage, //
+        DiskMemory,
+        PageStore, //
     },
     throttle::{
         Throttle,
@@ -364,7 +364,7 @@ pub(crate) struct Device {
     /// The settings, as attributes show them.
     pub(crate) settings: Settings,
     /// The data of a memory-backed device, from its first power-on.
-    storage: Option<Arc<Storage>>,
+    storage: Option<Arc<PageStore>>,
     /// The bad sectors that requests to the disk fail on.
     bad_blocks: Option<Arc<badblocks::Table>>,
     /// The faults injected into the disk.
@@ -426,13 +426,13 @@ impl Device {
             Some(storage) => Some(storage.clone()),
             None => Some(
                 storage
-                    .insert(Arc::pin_init(Storage::new(), GFP_KERNEL)?)
+                    .insert(Arc::pin_init(PageStore::new(), GFP_KERNEL)?)
                     .clone(),
             ),
         }
         .map(|storage| {
             let block_size = settings.block_size().try_into()?;
-            Memory::new(storage, block_size, settings.cache_size << 20)
+            DiskMemory::new(storage, block_size, settings.cache_size << 20)
         })
         .transpose()?;
         // A zoned disk's memory is reached through its zones, under their

@@ -39,7 +39,7 @@ use crate::{
     faults::Faults,
     storage::{
         prefix,
-        Memory, //
+        DiskMemory, //
     },
     throttle::Throttle,
     zoned::Zones, //
@@ -83,7 +83,7 @@ pub(crate) struct QueueData {
     /// The depth of the hardware queues: no queue holds more requests.
     pub(crate) queue_depth: u32,
     /// The data of a memory-backed disk that is not zoned.
-    pub(crate) memory: Option<Memory>,
+    pub(crate) memory: Option<DiskMemory>,
     /// The zones of a zoned disk, with its data if memory-backed.
     pub(crate) zones: Option<Arc<Zones>>,
     /// The bad sectors of a disk made through configfs.
@@ -350,7 +350,7 @@ fn transfer(queue_data: &QueueData, rq: &mut OwnedRequest) -> Result {
 }
 
 /// The part of [`transfer`] for a memory-backed disk.
-fn transfer_memory(memory: &Memory, rq: &Request) -> Result {
+fn transfer_memory(memory: &DiskMemory, rq: &Request) -> Result {
     let pos = rq.sector() << SECTOR_SHIFT;
     match rq.command() {
         Command::Read => memory.read(rq.read_segments(), pos)?,

@@ -336,7 +336,7 @@ impl SharedPage {
 /// and are freed by a later reset or discard once the grace period has
 /// passed, or with the device.
 #[pin_data]
-pub(crate) struct Storage {
+pub(crate) struct PageStore {
     #[pin]
     pages: RcuXArray<Pin<KBox<SharedPage>>>,
     #[pin]
@@ -346,7 +346,7 @@ pub(crate) struct Storage {
 /// A page removed from the store, which readers may still hold.
 type RetiredPage = xarray::Retired<Pin<KBox<SharedPage>>>;
 
-impl Storage {
+impl PageStore {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             pages <- RcuXArray::new(xarray::AllocKind::None),
@@ -400,7 +400,7 @@ impl Storage {
 /// than a walk from its root. The reserve of memory is checked once for the
 /// request ([`Handle::check_reserve`]).
 struct Handle<'a> {
-    storage: &'a Storage,
+    storage: &'a PageStore,
     pages: Option<xarray::RcuCursor<'a, Pin<KBox<SharedPage>>>>,
     /// Whether [`Handle::check_reserve`] found enough memory left.
     reserve_checked: bool,
@@ -595,22 +595,22 @@ fn drain(retired: &mut KVVec<RetiredPage>) {
 const DISCARD_BATCH: usize = 1 << 16;
 
 /// The memory of a memory-backed disk while it is powered on: the device's
-/// [`Storage`], behind a write-back [`Cache`] if the disk has one.
+/// [`PageStore`], behind a write-back [`Cache`] if the disk has one.
 ///
 /// The cache belongs to the disk: as in C, what it holds at power-off is
 /// lost, as it would be from a real disk's volatile cache.
-pub(crate) struct Memory {
-    storage: Arc<Storage>,
+pub(crate) struct DiskMemory {
+    storage: Arc<PageStore>,
     cache: Option<Pin<KBox<Mutex<Cache>>>>,
     /// The block size in bytes: data moves in chunks of at most a block.
     block_size: usize,
 }
 
-impl Memory {
+impl DiskMemory {
     /// The memory of a disk on `storage`, with a cache of `cache_bytes`
     /// bytes unless 0.
     pub(crate) fn new(
-        storage: Arc<Storage>,
+        storage: Arc<PageStore>,
         block_size: usize,
         cache_bytes: u64,
     ) -> Result<Self> {
@@ -655,7 +655,7 @@ impl Memory {
         self.read_up_to(buffers, pos, u64::MAX)
     }
 
-    /// Reads like [`Memory::read`] the first `valid` bytes from byte `pos`;
+    /// Reads like [`DiskMemory::read`] the first `valid` bytes from byte `pos`;
     /// the bytes after them read as 0xff, as C's zoned devices give past the
     /// write pointer of a zone.
     pub(crate) fn read_up_to<B: Sink>(
@@ -691,7 +691,7 @@ impl Memory {
         self.forget(pos, bytes, true)
     }
 
-    /// Forgets data like [`Memory::discard`], for the reset of a zone: the
+    /// Forgets data like [`DiskMemory::discard`], for the reset of a zone: the
     /// pages freed are left for a later discard or reset to free, once no
     /// reader can hold them, instead of waiting for that.
     pub(crate) fn reset(&self, pos: u64, bytes: usize) -> Result {
@@ -901,20 +901,20 @@ mod tests {
         }
     }
 
-    fn storage() -> Result<Arc<Storage>> {
-        Arc::pin_init(Storage::new(), GFP_KERNEL)
+    fn storage() -> Result<Arc<PageStore>> {
+        Arc::pin_init(PageStore::new(), GFP_KERNEL)
     }
 
-    fn has_page(storage: &Storage, index: usize) -> bool {
+    fn has_page(storage: &PageStore, index: usize) -> bool {
         storage.pages.lock().get(index).is_some()
     }
 
-    fn cached_pages(memory: &Memory) -> usize {
+    fn cached_pages(memory: &DiskMemory) -> usize {
         memory.cache.as_ref().map_or(0, |cache| cache.lock().len())
     }
 
     /// Reads `len` bytes at `pos` of `memory`.
-    fn read(memory: &Memory, pos: u64, len: usize) -> Result<Bytes> {
+    fn read(memory: &DiskMemory, pos: u64, len: usize) -> Result<Bytes> {
         let bytes = Bytes::new(len, 0xff)?;
         memory.read([&bytes], pos)?;
         Ok(bytes)
@@ -922,7 +922,7 @@ mod tests {
 
     #[test]
     fn written_data_reads_back() -> Result {
-        let memory = Memory::new(storage()?, 512, 0)?;
+        let memory = DiskMemory::new(storage()?, 512, 0)?;
         assert!(read(&memory, 0, 2 * PAGE_SIZE)?.all(0));
 
         let data = Bytes::pattern(PAGE_SIZE, 1)?;
@@ -935,7 +935,7 @@ mod tests {
 
     #[test]
     fn whole_and_partial_new_pages_read_back() -> Result {
-        let memory = Memory::new(storage()?, 4096, 0)?;
+        let memory = DiskMemory::new(storage()?, 4096, 0)?;
         let page = |n: u64| n * PAGE_SIZE as u64;
         // Two pages written whole, made from the write.
         let whole = Bytes::pattern(2 * PAGE_SIZE, 3)?;
@@ -957,7 +957,7 @@ mod tests {
 
     #[test]
     fn a_prefix_moves_only_its_bytes() -> Result {
-        let memory = Memory::new(storage()?, 512, 0)?;
+        let memory = DiskMemory::new(storage()?, 512, 0)?;
         let (a, b) = (Bytes::pattern(1024, 1)?, Bytes::pattern(1024, 2)?);
         // 1536 bytes: all of `a`, half of `b`, nothing after.
         memory.write(prefix([&a, &b], 1536), 0, false)?;
@@ -972,7 +972,7 @@ mod tests {
 
     #[test]
     fn bytes_past_the_valid_ones_read_as_ff() -> Result {
-        let memory = Memory::new(storage()?, 4096, PAGE_SIZE as u64)?;
+        let memory = DiskMemory::new(storage()?, 4096, PAGE_SIZE as u64)?;
         memory.write([&Bytes::pattern(2 * PAGE_SIZE, 1)?], 0, false)?;
 
         // The end falls inside a block and a page: the chunk is cut there.
@@ -1000,7 +1000,7 @@ mod tests {
 
     #[test]
     fn discard_frees_emptied_pages() -> Result {
-        let memory = Memory::new(storage()?, 512, 0)?;
+        let memory = DiskMemory::new(storage()?, 512, 0)?;
         memory.write([&Bytes::pattern(2 * PAGE_SIZE, 1)?], 0, false)?;
 
         memory.discard(0, 1024)?;
@@ -1017,7 +1017,7 @@ mod tests {
 
     #[test]
     fn full_cache_writes_back_in_rounds() -> Result {
-        let memory = Memory::new(storage()?, 4096, 2 * PAGE_SIZE as u64)?;
+        let memory = DiskMemory::new(storage()?, 4096, 2 * PAGE_SIZE as u64)?;
         let page = |n: u64| n * PAGE_SIZE as u64;
         for n in 0..3 {
             memory.write([&Bytes::pattern(PAGE_SIZE, n as u8)?], page(n), false)?;
@@ -1040,25 +1040,25 @@ mod tests {
         let data = Bytes::pattern(3 * PAGE_SIZE, 7)?;
 
         // Without a flush, the cache's data goes with the disk.
-        let memory = Memory::new(storage.clone(), 512, 1 << 20)?;
+        let memory = DiskMemory::new(storage.clone(), 512, 1 << 20)?;
         memory.write([&data], 0, false)?;
         assert!(read(&memory, 0, 3 * PAGE_SIZE)?.same(&data));
         drop(memory);
-        let memory = Memory::new(storage.clone(), 512, 1 << 20)?;
+        let memory = DiskMemory::new(storage.clone(), 512, 1 << 20)?;
         assert!(read(&memory, 0, 3 * PAGE_SIZE)?.all(0));
 
         memory.write([&data], 0, false)?;
         memory.flush()?;
         assert_eq!(cached_pages(&memory), 0);
         drop(memory);
-        let memory = Memory::new(storage, 512, 0)?;
+        let memory = DiskMemory::new(storage, 512, 0)?;
         assert!(read(&memory, 0, 3 * PAGE_SIZE)?.same(&data));
         Ok(())
     }
 
     #[test]
     fn fua_writes_bypass_the_cache() -> Result {
-        let memory = Memory::new(storage()?, 512, 1 << 20)?;
+        let memory = DiskMemory::new(storage()?, 512, 1 << 20)?;
         let old = Bytes::pattern(PAGE_SIZE, 1)?;
         memory.write([&old], 0, false)?;
         assert!(!has_page(&memory.storage, 0));
@@ -1081,7 +1081,7 @@ mod tests {
     #[test]
     fn blocks_larger_than_a_page_are_written_back_whole() -> Result {
         const BLOCK: usize = 16 * PAGE_SIZE;
-        let memory = Memory::new(storage()?, BLOCK, PAGE_SIZE as u64)?;
+        let memory = DiskMemory::new(storage()?, BLOCK, PAGE_SIZE as u64)?;
         let data = Bytes::pattern(2 * BLOCK, 3)?;
         memory.write([&data], 0, false)?;
         assert_eq!(cached_pages(&memory), 1);

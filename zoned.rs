@@ -16,7 +16,7 @@ use crate::{
     disk::Settings,
     storage::{
         prefix,
-        Memory, //
+        DiskMemory, //
     },
 };
 use kernel::{
@@ -284,7 +284,7 @@ pub(crate) struct Zones {
     limited: bool,
     #[pin]
     counts: SpinLock<Counts>,
-    memory: Option<Memory>,
+    memory: Option<DiskMemory>,
 }
 
 impl Zones {
@@ -293,7 +293,7 @@ impl Zones {
     pub(crate) fn new(
         geometry: Geometry,
         disk_sectors: u64,
-        memory: Option<Memory>,
+        memory: Option<DiskMemory>,
     ) -> Result<impl PinInit<Self, Error>> {
         let len = geometry.nr_zones as usize;
         // The index fits: it is below the number of zones, a `u32`.
