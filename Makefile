@@ -43,14 +43,14 @@ check: build
 	@results=$${RNULL_CACHE:-$$HOME/.cache/rnull}/host-results; \
 	$(SCRIPTS)/compile-fail.sh $$results >/dev/null; \
 	$(SCRIPTS)/harness-check.sh $$results >/dev/null; \
-	RNULL_HOST_RESULTS=$$results RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} \
+	RNULL_HOST_RESULTS=$$results RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} RNULL_FIO=1 \
 		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
 
 # The same tests on the debug kernel (config/debug.config), which is about
 # ten times slower under TCG; the fuzzer does 10000 operations there.
 # RNULL_TESTS selects tests as for make check.
 check-debug: build-debug
-	@RNULL_KERNEL=debug RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} \
+	@RNULL_KERNEL=debug RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} RNULL_FIO=1 \
 		RNULL_VM_IDLE=$${RNULL_VM_IDLE:-900} RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-10800} \
 		RNULL_FUZZ_OPS=$${RNULL_FUZZ_OPS:-10000} RNULL_FUZZ_SECONDS=$${RNULL_FUZZ_SECONDS:-7200} \
 		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh

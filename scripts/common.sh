@@ -21,6 +21,7 @@ FRAGMENTS=("$REPO/config/rnull.config")
 TOOLS=$CACHE/tools              # cargo-installed tools (bindgen)
 BINDGEN=$TOOLS/bin/bindgen
 BINDGEN_VERSION=0.72.1
+FIO_STATIC=$TOOLS/fio/fio      # the tests' fio (scripts/setup.sh)
 # Clang, lld and the LLVM tools of the LLVM that rustc-web links (22): with the
 # same LLVM on both sides, CONFIG_RUST_INLINE_HELPERS can inline the C
 # helpers into Rust (bookworm-security has clang-22).
@@ -35,7 +36,6 @@ KMAKE=(make -C "$SRC" O="$OUT" LLVM=-$LLVM_VER
 	CLIPPY_DRIVER=/usr/bin/clippy-driver BINDGEN="$BINDGEN"
 	-j"$(($(nproc) + 1))")
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 # The files of the driver, relative to the repository (and to
 # drivers/block/rnull): Kconfig, Makefile, the top-level modules and the
 # modules of their subdirectories (storage/ for storage.rs).
@@ -51,6 +51,7 @@ driver_files() {
 	)
 }
 
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # A fingerprint of patches/: the list and every patch in it.

@@ -81,14 +81,16 @@ echo "RNULL_VM_READY"
 $bb chroot /root /usr/bin/env -i HOME=/root TERM=dumb \
 	PATH=/run/rnull-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	RNULL_IN_VM=1 RNULL_REPO="$RNULL_REPO" \
-	$($bb env | $bb grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)=') \
+	$($bb env | $bb grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)=') \
 	/bin/sh -c 'cd "$1" 2>/dev/null; shift; exec "$@"' sh "$RNULL_CWD" \
 	"$RNULL_SCRIPT" </dev/console >/dev/console 2>&1
 rc=$?
 
 # Anything the kernel complained about fails the run, whatever the script said,
 # except what a test announced as expected (tests/log-filter.awk).
-bad=$($bb dmesg | $bb awk -f "/host$RNULL_REPO/tests/log-filter.awk" |
+# tests/run.sh moves the log to /tmp/rnull-kernel.log as it goes.
+bad=$({ $bb cat /root/tmp/rnull-kernel.log 2>/dev/null; $bb dmesg; } |
+	$bb awk -f "/host$RNULL_REPO/tests/log-filter.awk" |
 	$bb grep -E -f "/host$RNULL_REPO/tests/log-bad.ere")
 if [ -n "$bad" ]; then
 	echo "RNULL_KERNEL_LOG_DIRTY"

@@ -95,7 +95,9 @@ run_qemu() { # accel script log
 	fi
 	# Settings of the tests and the benchmark reach the guest's script.
 	local v
-	for v in $(compgen -e | grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)$' || true); do
+	# RNULL_FIO=1: the tests' static fio (scripts/setup.sh), by its path.
+	[ "${RNULL_FIO:-}" != 1 ] || RNULL_FIO=$FIO_STATIC
+	for v in $(compgen -e | grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)$' || true); do
 		append+=" $v=${!v// /}"
 	done
 	# RNULL_VM_QEMU_ARGS is split into words, as on a command line.

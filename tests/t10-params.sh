@@ -6,12 +6,12 @@
 test_defaults_make_one_disk() {
 	expect_eq "$(load rnull)" 0 "modprobe rnull"
 	expect_eq "$(ls -d /sys/block/rnullb* | xargs -n1 basename)" rnullb0 "disks"
-	expect_eq "$(cat /sys/block/rnullb0/size)" $((250 << 21)) "size (250 GiB)"
-	expect_eq "$(cat /sys/block/rnullb0/queue/logical_block_size)" 512 "bs"
-	expect_eq "$(cat /sys/block/rnullb0/queue/rotational)" 0 "rotational"
+	expect_eq "$(</sys/block/rnullb0/size)" $((250 << 21)) "size (250 GiB)"
+	expect_eq "$(</sys/block/rnullb0/queue/logical_block_size)" 512 "bs"
+	expect_eq "$(</sys/block/rnullb0/queue/rotational)" 0 "rotational"
 	# One submit queue and one poll queue.
 	expect_eq "$(nr_hw_queues rnullb0)" 2 "hw queues"
-	expect_eq "$(cat /sys/block/rnullb0/mq/0/nr_tags)" 64 "tags"
+	expect_eq "$(</sys/block/rnullb0/mq/0/nr_tags)" 64 "tags"
 	expect_eq "$(load null_blk)" 0 "modprobe null_blk"
 	expect_same "$(disk_shape rnullb0)" "$(disk_shape nullb0)" "default disk"
 }
@@ -82,7 +82,7 @@ test_bs_above_page_size_is_clamped_with_warning() {
 	m=$(mark)
 	compare_params bs=8192
 	load rnull bs=8192 >/dev/null
-	expect_eq "$(cat /sys/block/rnullb0/queue/logical_block_size)" 4096 "bs"
+	expect_eq "$(</sys/block/rnullb0/queue/logical_block_size)" 4096 "bs"
 	dmesg_since "$m" | grep -q 'rnull: invalid block size' ||
 		{ echo "    no 'invalid block size' warning"; return 1; }
 }
@@ -111,8 +111,8 @@ test_repeated_params_take_the_last_value_like_null_blk() {
 	expect_eq "$(load rnull irqmode=1 irqmode=7)" EINVAL "modprobe rnull irqmode=1 irqmode=7"
 	expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 0 "rnull left loaded"
 	expect_eq "$(load rnull nr_devices=0 gb=3 gb=5 timeout=1,2,3,4 timeout=)" 0 "modprobe rnull"
-	expect_eq "$(cat /sys/module/rnull/parameters/gb)" 5 "gb"
-	expect_eq "$(cat /sys/module/rnull/parameters/timeout)" "" "timeout"
+	expect_eq "$(</sys/module/rnull/parameters/gb)" 5 "gb"
+	expect_eq "$(</sys/module/rnull/parameters/timeout)" "" "timeout"
 }
 
 test_queue_mode_0_switches_to_mq_with_error() {
@@ -145,7 +145,7 @@ test_offline_home_node_param_falls_back_with_error() {
 	done
 	# The fallback (no node) is what a configfs device inherits.
 	mkdir $RCFG/d
-	expect_eq "$(cat $RCFG/d/home_node)" 4294967295 "home_node default after fallback"
+	expect_eq "$(<$RCFG/d/home_node)" 4294967295 "home_node default after fallback"
 }
 
 test_negative_poll_queues_are_refused() {
@@ -205,8 +205,8 @@ test_sysfs_parameters_read_like_null_blk() {
 		expect_eq "$(load null_blk $line)" 0 "modprobe null_blk $line" || return 1
 		for p in $(rnull_params); do
 			n=$((n + 1))
-			expect_same "$(cat /sys/module/rnull/parameters/$p)" \
-				"$(cat /sys/module/null_blk/parameters/$p)" "$p after '${line:0:40}'" ||
+			expect_same "$(</sys/module/rnull/parameters/$p)" \
+				"$(</sys/module/null_blk/parameters/$p)" "$p after '${line:0:40}'" ||
 				return 1
 		done
 		expect_eq "$(ls /sys/module/rnull/parameters | wc -l)" "$(rnull_params | wc -l)" \
@@ -219,8 +219,8 @@ test_sysfs_parameters_read_like_null_blk() {
 	# given by rnull (the value in effect is in each device's attributes).
 	expect_eq "$(load rnull bs=8192 nr_devices=0)" 0 "modprobe rnull bs=8192"
 	expect_eq "$(load null_blk bs=8192 nr_devices=0)" 0 "modprobe null_blk bs=8192"
-	expect_eq "$(cat /sys/module/rnull/parameters/bs)" 8192 "rnull's bs"
-	expect_eq "$(cat /sys/module/null_blk/parameters/bs)" 4096 "null_blk's bs"
+	expect_eq "$(</sys/module/rnull/parameters/bs)" 8192 "rnull's bs"
+	expect_eq "$(</sys/module/null_blk/parameters/bs)" 4096 "null_blk's bs"
 	mkdir $RCFG/d
-	expect_eq "$(cat $RCFG/d/blocksize)" 4096 "the block size of a new rnull device"
+	expect_eq "$(<$RCFG/d/blocksize)" 4096 "the block size of a new rnull device"
 }

@@ -18,12 +18,12 @@ load_both() {
 # read_all DIR: every rnull attribute of DIR as "name=value" lines.
 read_all() {
 	local a
-	for a in $RNULL_ATTRS; do echo "$a=$(cat "$1/$a")"; done
+	for a in $RNULL_ATTRS; do echo "$a=$(attr "$1/$a")"; done
 }
 
 test_features_lists_the_attributes() {
 	load_both
-	expect_eq "$(cat $RCFG/features)" "$(echo $RNULL_ATTRS | tr ' ' ,)" features
+	expect_eq "$(<$RCFG/features)" "$(echo $RNULL_ATTRS | tr ' ' ,)" features
 	local a
 	for a in $RNULL_ATTRS; do
 		grep -q "\(^\|,\)$a\(,\|$\)" $CCFG/features ||
@@ -43,7 +43,7 @@ test_mkdir_copies_module_params() {
 		cache_size=5 fua=0 mbps=7
 	mkdir $RCFG/d $CCFG/d
 	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/d)" "defaults"
-	expect_eq "$(cat $RCFG/d/size)" 3072 "size"
+	expect_eq "$(<$RCFG/d/size)" 3072 "size"
 }
 
 test_power_cycle() {
@@ -52,9 +52,9 @@ test_power_cycle() {
 	expect_eq "$(wr $RCFG/d/size 64)" 0 "size"
 	expect_eq "$(wr $RCFG/d/blocksize 4096)" 0 "blocksize"
 	expect_eq "$(wr $RCFG/d/power 1)" 0 "power on"
-	expect_eq "$(cat $RCFG/d/power)" 1 "power"
-	expect_eq "$(cat /sys/block/d/size)" $((64 << 11)) "disk size"
-	expect_eq "$(cat /sys/block/d/queue/logical_block_size)" 4096 "disk bs"
+	expect_eq "$(<$RCFG/d/power)" 1 "power"
+	expect_eq "$(</sys/block/d/size)" $((64 << 11)) "disk size"
+	expect_eq "$(</sys/block/d/queue/logical_block_size)" 4096 "disk bs"
 	expect_eq "$(wr $RCFG/d/power 1)" 0 "power on again"
 	expect_eq "$(wr $RCFG/d/power 0)" 0 "power off"
 	[ ! -e /sys/block/d ] || { echo "    disk still there after power off"; return 1; }
@@ -126,7 +126,7 @@ test_failed_power_on_leaves_device_off() {
 		wr $RCFG/d/"${v%=*}" "${v#*=}" >/dev/null
 		wr $CCFG/c/"${v%=*}" "${v#*=}" >/dev/null
 		expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on with $v"
-		expect_same "$(cat $RCFG/d/power)" "$(cat $CCFG/c/power)" "power after $v"
+		expect_same "$(<$RCFG/d/power)" "$(<$CCFG/c/power)" "power after $v"
 		expect_eq "$(ls /sys/block | grep -cx d)" 0 "disk after failed power on ($v)"
 		rmdir $RCFG/d $CCFG/c
 	done
@@ -144,7 +144,7 @@ test_bad_input_errno_matches_null_blk() {
 			"4294967296" "yes" "no" "2" "on" "$long"; do
 			expect_same "$(wr $RCFG/d/$a "$v")" "$(wr $CCFG/c/$a "$v")" \
 				"write '${v:0:24}' to $a"
-			expect_same "$(cat $RCFG/d/$a)" "$(cat $CCFG/c/$a)" \
+			expect_same "$(attr $RCFG/d/$a)" "$(attr $CCFG/c/$a)" \
 				"$a after '${v:0:24}'"
 		done
 	done
@@ -154,7 +154,7 @@ test_bad_input_errno_matches_null_blk() {
 	mkdir $RCFG/d $CCFG/c
 	for v in yes no 2 x on off; do
 		expect_same "$(wr $RCFG/d/power "$v")" "$(wr $CCFG/c/power "$v")" "power '$v'"
-		expect_same "$(cat $RCFG/d/power)" "$(cat $CCFG/c/power)" "power after '$v'"
+		expect_same "$(<$RCFG/d/power)" "$(<$CCFG/c/power)" "power after '$v'"
 		echo 0 >$RCFG/d/power
 		echo 0 >$CCFG/c/power
 	done
@@ -165,16 +165,16 @@ test_index_is_allocated_like_null_blk() {
 	expect_eq "$(load null_blk nr_devices=2)" 0 "modprobe null_blk"
 	# The disks take the directory names: C's must differ from rnull's.
 	mkdir $RCFG/a $RCFG/b $CCFG/ca $CCFG/cb
-	expect_same "$(cat $RCFG/a/index)" "$(cat $CCFG/ca/index)" "index before power-on"
+	expect_same "$(<$RCFG/a/index)" "$(<$CCFG/ca/index)" "index before power-on"
 	local step
 	for step in a/1 b/1 a/0 b/0 b/1 a/1; do
 		expect_eq "$(wr $RCFG/${step%/*}/power ${step#*/})" 0 "rnull $step"
 		expect_eq "$(wr $CCFG/c${step%/*}/power ${step#*/})" 0 "null_blk $step"
-		expect_same "$(cat $RCFG/a/index) $(cat $RCFG/b/index)" \
-			"$(cat $CCFG/ca/index) $(cat $CCFG/cb/index)" "indexes after $step"
+		expect_same "$(<$RCFG/a/index) $(<$RCFG/b/index)" \
+			"$(<$CCFG/ca/index) $(<$CCFG/cb/index)" "indexes after $step"
 	done
-	expect_eq "$(cat $RCFG/b/index)" 2 "b's index"
-	expect_eq "$(cat $RCFG/a/index)" 3 "a's index"
+	expect_eq "$(<$RCFG/b/index)" 2 "b's index"
+	expect_eq "$(<$RCFG/a/index)" 3 "a's index"
 	# Deliberate difference: null_blk accepts and ignores writes to index
 	# (while off); in rnull the attribute is read-only.
 	echo 0 >$RCFG/a/power
@@ -194,7 +194,7 @@ test_too_small_max_sectors_is_refused_without_warning() {
 		mkdir $RCFG/d
 		for a in $v; do wr $RCFG/d/"${a%=*}" "${a#*=}" >/dev/null; done
 		expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on with $v"
-		expect_eq "$(cat $RCFG/d/power)" 0 "power after $v"
+		expect_eq "$(<$RCFG/d/power)" 0 "power after $v"
 		rmdir $RCFG/d
 	done
 	unload_all
@@ -209,12 +209,12 @@ test_offline_home_node_is_refused() {
 	mkdir $RCFG/d
 	expect_eq "$(wr $RCFG/d/home_node 1000)" 0 "home_node=1000"
 	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on"
-	expect_eq "$(cat $RCFG/d/power)" 0 "power"
+	expect_eq "$(<$RCFG/d/power)" 0 "power"
 	# Also on the module-wide tag set, which has a node of its own (found
 	# by the fuzzer).
 	expect_eq "$(wr $RCFG/d/shared_tags 1)" 0 "shared_tags=1"
 	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power on with shared_tags"
-	expect_eq "$(cat $RCFG/d/power)" 0 "power"
+	expect_eq "$(<$RCFG/d/power)" 0 "power"
 }
 
 test_failed_power_on_keeps_discard_like_null_blk() {
@@ -229,13 +229,13 @@ test_failed_power_on_keeps_discard_like_null_blk() {
 		echo 0 >$d/hw_queue_depth
 	done
 	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power-on without tags"
-	expect_same "$(cat $RCFG/d/discard)" "$(cat $CCFG/c/discard)" "discard after it"
-	expect_eq "$(cat $RCFG/d/discard)" 1 "rnull's discard after it"
+	expect_same "$(<$RCFG/d/discard)" "$(<$CCFG/c/discard)" "discard after it"
+	expect_eq "$(<$RCFG/d/discard)" 1 "rnull's discard after it"
 	echo 64 >$RCFG/d/hw_queue_depth
 	echo 64 >$CCFG/c/hw_queue_depth
 	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power-on"
-	expect_same "$(cat $RCFG/d/discard)" "$(cat $CCFG/c/discard)" "discard after power-on"
-	expect_eq "$(cat $RCFG/d/discard)" 0 "rnull's discard after power-on"
+	expect_same "$(<$RCFG/d/discard)" "$(<$CCFG/c/discard)" "discard after power-on"
+	expect_eq "$(<$RCFG/d/discard)" 0 "rnull's discard after power-on"
 }
 
 test_mkdir_with_a_module_disk_name() {

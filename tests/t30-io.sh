@@ -7,7 +7,7 @@ fio_ok() {
 	local dev=$1 out errors ios
 	shift
 	out=$(fio --name=t --filename="$dev" --ioengine=io_uring --direct=1 \
-		--size=64M --runtime=1 --time_based --output-format=json "$@" 2>&1) ||
+		--size=64M --runtime=300ms --time_based --output-format=json "$@" 2>&1) ||
 		{ echo "    fio on $dev failed: $out"; return 1; }
 	errors=$(grep -o '"error" : [0-9]*' <<<"$out" | grep -vc '"error" : 0$' || true)
 	expect_eq "$errors" 0 "jobs with errors on $dev ($*)"

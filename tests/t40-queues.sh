@@ -8,7 +8,7 @@ fio_json() {
 	local dev=$1
 	shift
 	fio --name=t --filename="$dev" --ioengine=io_uring --direct=1 --size=64M \
-		--runtime=2 --time_based --output-format=json "$@"
+		--runtime=1 --time_based --output-format=json "$@"
 }
 
 test_fio_with_every_irqmode_and_polling() {
@@ -45,16 +45,16 @@ test_polled_io_completes_through_poll_queues() {
 	expect_eq "$(load rnull gb=1 poll_queues=1)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk gb=1 poll_queues=1)" 0 "modprobe null_blk"
 	for dev in rnullb0 nullb0; do
-		expect_eq "$(cat /sys/block/$dev/queue/io_poll)" 1 "$dev io_poll"
-		expect_eq "$(cat /sys/kernel/debug/block/$dev/hctx0/type)" default "$dev hctx0"
-		expect_eq "$(cat /sys/kernel/debug/block/$dev/hctx1/type)" poll "$dev hctx1"
+		expect_eq "$(</sys/block/$dev/queue/io_poll)" 1 "$dev io_poll"
+		expect_eq "$(</sys/kernel/debug/block/$dev/hctx0/type)" default "$dev hctx0"
+		expect_eq "$(</sys/kernel/debug/block/$dev/hctx1/type)" poll "$dev hctx1"
 		fio_ok /dev/$dev --rw=randread --bs=4k --iodepth=4 --hipri
 	done
 	unload_all
 	expect_eq "$(load rnull gb=1 poll_queues=0)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk gb=1 poll_queues=0)" 0 "modprobe null_blk"
 	for dev in rnullb0 nullb0; do
-		expect_eq "$(cat /sys/block/$dev/queue/io_poll)" 0 "$dev io_poll"
+		expect_eq "$(</sys/block/$dev/queue/io_poll)" 0 "$dev io_poll"
 	done
 	expect_eq "$(polled_read_errno rnullb0)" EOPNOTSUPP "rnull polled read without poll queues"
 	expect_eq "$(polled_read_errno nullb0)" EOPNOTSUPP "null_blk polled read without poll queues"
@@ -130,8 +130,8 @@ test_late_timer_completion_times_out_with_etimedout() {
 
 # queue_state DIR DISK: the queue attributes of a device and its disk.
 queue_state() {
-	echo "submit=$(cat "$1"/submit_queues) poll=$(cat "$1"/poll_queues)" \
-		"hwq=$(nr_hw_queues "$2") io_poll=$(cat /sys/block/"$2"/queue/io_poll)"
+	echo "submit=$(<"$1"/submit_queues) poll=$(<"$1"/poll_queues)" \
+		"hwq=$(nr_hw_queues "$2") io_poll=$(</sys/block/"$2"/queue/io_poll)"
 }
 
 test_live_queue_changes_match_null_blk() {

@@ -26,7 +26,7 @@ test_memory_backed_forces_blocking() {
 	echo 1 >$RCFG/d/power
 	echo 1 >$CCFG/c/power
 	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back"
-	expect_eq "$(cat $RCFG/d/blocking)" 1 "blocking"
+	expect_eq "$(<$RCFG/d/blocking)" 1 "blocking"
 	expect_same "$(disk_shape d)" "$(disk_shape c)" "disk"
 }
 
@@ -118,8 +118,8 @@ test_block_size_0_stores_512_byte_blocks() {
 	load_both
 	mb_device $RCFG/d 32 0 cache_size=1 discard=1
 	mb_device $CCFG/c 32 512 cache_size=1 discard=1
-	expect_eq "$(cat /sys/block/d/queue/logical_block_size)" 512 "rnull's block size"
-	expect_eq "$(cat $RCFG/d/blocksize)" 0 "blocksize read back"
+	expect_eq "$(</sys/block/d/queue/logical_block_size)" 512 "rnull's block size"
+	expect_eq "$(<$RCFG/d/blocksize)" 0 "blocksize read back"
 	for dev in d c; do
 		same_writes $dev 512
 		blkdiscard -o 4096 -l 8192 /dev/$dev
@@ -285,7 +285,7 @@ test_discard_needs_memory_backing() {
 	m=$(mark)
 	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on"
 	expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back"
-	expect_eq "$(cat $RCFG/d/discard)" 0 "discard after power-on"
+	expect_eq "$(<$RCFG/d/discard)" 0 "discard after power-on"
 	expect_same "$(discard_bytes d)" "$(discard_bytes c)" "discard_max_hw_bytes"
 	dmesg_since "$m" | grep -q "rnull: discard option is ignored without memory backing" ||
 		{ echo "    no message about the ignored discard"; return 1; }
@@ -339,7 +339,7 @@ test_discard_of_blocks_larger_than_a_page() {
 
 # cache_mode DISK: the disk's write cache ("write back" or "write through")
 # and whether it takes FUA.
-cache_mode() { echo "$(cat /sys/block/"$1"/queue/write_cache) fua=$(cat /sys/block/"$1"/queue/fua)"; }
+cache_mode() { echo "$(</sys/block/"$1"/queue/write_cache) fua=$(</sys/block/"$1"/queue/fua)"; }
 
 # power_cycle DIR: powers the configfs device DIR off and on.
 power_cycle() { echo 0 >"$1"/power && echo 1 >"$1"/power; }
@@ -451,7 +451,7 @@ test_cache_of_16_eib() {
 	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	mb_device $RCFG/d 16 4096 cache_size=18446744073709551615
-	expect_eq "$(cat $RCFG/d/cache_size)" 17592186044415 "cache_size after power-on (as null_blk)"
+	expect_eq "$(<$RCFG/d/cache_size)" 17592186044415 "cache_size after power-on (as null_blk)"
 	expect_eq "$(cache_mode d)" "write back fua=1" "cache mode"
 	dd if=/tmp/pattern of=/dev/d bs=64k count=64 oflag=direct conv=fsync status=none
 	power_cycle $RCFG/d

@@ -30,7 +30,7 @@ zone_settings() {
 	local a
 	for a in zoned zone_size zone_capacity zone_nr_conv zone_max_open zone_max_active \
 		zone_append_max_sectors zone_full discard; do
-		printf '%s=%s ' "$a" "$(cat "$1/$a")"
+		printf '%s=%s ' "$a" "$(<"$1/$a")"
 	done
 }
 
@@ -63,8 +63,8 @@ test_zoned_geometry_matches_null_blk() {
 			expect_same "$(disk_shape d)" "$(disk_shape c)" "disk with $settings" &&
 				expect_same "$(zone_report d)" "$(zone_report c)" \
 					"zones with $settings" &&
-				expect_same "$(cat /sys/block/d/queue/zone_append_max_bytes)" \
-					"$(cat /sys/block/c/queue/zone_append_max_bytes)" \
+				expect_same "$(</sys/block/d/queue/zone_append_max_bytes)" \
+					"$(</sys/block/c/queue/zone_append_max_bytes)" \
 					"zone append limit with $settings" || return 1
 		fi
 		rmdir $RCFG/d $CCFG/c
@@ -293,8 +293,8 @@ test_zoned_differences_from_null_blk() {
 	# skips its zone checks for them: a polled read of an offline zone fails
 	# on rnull and succeeds on null_blk.
 	zpair size=8 zone_size=1 poll_queues=1 || return 1
-	expect_same "$(cat /sys/block/d/queue/io_poll)" "$(cat /sys/block/c/queue/io_poll)" io_poll
-	expect_eq "$(cat /sys/block/d/queue/io_poll)" 1 "io_poll"
+	expect_same "$(</sys/block/d/queue/io_poll)" "$(</sys/block/c/queue/io_poll)" io_poll
+	expect_eq "$(</sys/block/d/queue/io_poll)" 1 "io_poll"
 	echo 2048 >$RCFG/d/zone_offline
 	echo 2048 >$CCFG/c/zone_offline
 	expect_eq "$(polled_read d)" 1 "polled read of an offline zone on rnull"
@@ -341,7 +341,7 @@ test_zone_table_larger_than_memory_fails_quietly() {
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	zdev $RCFG/d size=2147483648 zone_size=1
 	expect_eq "$(wr $RCFG/d/power 1)" ENOMEM "power-on" &&
-		expect_eq "$(cat $RCFG/d/power)" 0 "power after the failed power-on"
+		expect_eq "$(<$RCFG/d/power)" 0 "power after the failed power-on"
 	# 2^32 zones and more cannot even be counted.
 	echo 4294967296 >$RCFG/d/size
 	expect_eq "$(wr $RCFG/d/power 1)" EINVAL "power-on with 2^32 zones"

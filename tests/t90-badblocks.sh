@@ -68,13 +68,13 @@ test_badblocks_writes_and_table_match_null_blk() {
 	local v
 	load_both
 	pair size=16
-	expect_same "$(cat $RCFG/d/badblocks)" "$(cat $CCFG/c/badblocks)" "table of a new device"
+	expect_same "$(<$RCFG/d/badblocks)" "$(<$CCFG/c/badblocks)" "table of a new device"
 	for v in "" "+" "-" "+1" "*1-2" "+a-3" "+1 -2" "+-1-2" "+5-3" "+1-0x" \
 		"+1-99999999999999999999" "+0-18446744073709551615" $' \v+0x10-0x13\n' \
 		"++010-011" "+0-7" "+100-100" "+101-700" "-2-3" "-650-651" "-5-4" \
 		"-1000-1010" "$(printf '+%.0s' $(seq 4096))"; do
 		bad_both "$v" || return 1
-		expect_same "$(cat $RCFG/d/badblocks)" "$(cat $CCFG/c/badblocks)" \
+		expect_same "$(<$RCFG/d/badblocks)" "$(<$CCFG/c/badblocks)" \
 			"table after '${v:0:24}'" || return 1
 	done
 	expect_eq "$(cat $RCFG/d/badblocks | xargs)" "0 2 4 6 16 4 100 512 612 38 652 49" \
@@ -86,11 +86,11 @@ test_badblocks_writes_and_table_match_null_blk() {
 	expect_eq "$(wr $RCFG/d/badblocks_once 1)" EBUSY "badblocks_once while powered"
 	expect_eq "$(wr $CCFG/c/badblocks_once 1)" EBUSY "null_blk: badblocks_once while powered"
 	power_both 0 && power_both 1 || return 1
-	expect_same "$(cat $RCFG/d/badblocks)" "$(cat $CCFG/c/badblocks)" "table after a power cycle"
+	expect_same "$(<$RCFG/d/badblocks)" "$(<$CCFG/c/badblocks)" "table after a power cycle"
 	expect_eq "$(cat $RCFG/d/badblocks | head -n 1)" "4 6" "first range after a power cycle"
 	rmdir $RCFG/d $CCFG/c
 	pair size=16
-	expect_eq "$(cat $RCFG/d/badblocks)" "" "table of a new directory of the same name"
+	expect_eq "$(<$RCFG/d/badblocks)" "" "table of a new directory of the same name"
 }
 
 test_bad_sectors_fail_requests_like_null_blk() {
@@ -136,7 +136,7 @@ test_polled_requests_on_a_cached_memory_backed_disk() {
 	done
 	echo 16 >$CCFG/c/size
 	power_both 1 || return 1
-	expect_eq "$(cat /sys/block/d/queue/io_poll) $(cat /sys/block/c/queue/io_poll)" "1 1" io_poll
+	expect_eq "$(</sys/block/d/queue/io_poll) $(</sys/block/c/queue/io_poll)" "1 1" io_poll
 	bad_both "+100-100" && bad_both "+2048-2055" && bad_both "+5000-5100" || return 1
 	expect_eq "$(fio_errors d --rw=read --ioengine=io_uring --hipri)" 15 "rnull's polled errors" &&
 		expect_eq "$(fio_errors c --rw=read --ioengine=io_uring --hipri)" 15 \
@@ -158,8 +158,8 @@ test_badblocks_once_makes_hit_sectors_good() {
 		sectors_both read 60 8 0 &&
 		sectors_both write 96 8 EIO &&
 		sectors_both write 96 8 0 || return 1
-	expect_same "$(cat $RCFG/d/badblocks)" "$(cat $CCFG/c/badblocks)" "table after the hits" &&
-		expect_eq "$(cat $RCFG/d/badblocks)" "" "rnull's table after the hits"
+	expect_same "$(<$RCFG/d/badblocks)" "$(<$CCFG/c/badblocks)" "table after the hits" &&
+		expect_eq "$(<$RCFG/d/badblocks)" "" "rnull's table after the hits"
 }
 
 test_partial_io_moves_the_blocks_before_a_bad_sector() {
@@ -212,14 +212,14 @@ test_badblocks_differences_from_null_blk() {
 		"rnull: a range at sector 2^54"
 	expect_eq "$(wr $CCFG/c/badblocks "+18014398509481984-18014398509481984")" 0 \
 		"null_blk: a range at sector 2^54"
-	expect_eq "$(cat $CCFG/c/badblocks)" "0 1" "null_blk's table"
-	expect_eq "$(cat $RCFG/d/badblocks)" "" "rnull's table"
+	expect_eq "$(<$CCFG/c/badblocks)" "0 1" "null_blk's table"
+	expect_eq "$(<$RCFG/d/badblocks)" "" "rnull's table"
 	# Ranges longer than 2^31 - 1 sectors: C's table code counts them in an
 	# int. Adding one fills C's table with 512 ranges of its first sectors,
 	# then fails; removing one can loop forever with interrupts off, so it
 	# is not tried on null_blk. rnull refuses both and changes nothing.
 	expect_eq "$(wr $RCFG/d/badblocks "+0-4294967295")" EINVAL "rnull: adding 2^32 sectors" &&
-		expect_eq "$(cat $RCFG/d/badblocks)" "" "rnull's table after adding 2^32 sectors" &&
+		expect_eq "$(<$RCFG/d/badblocks)" "" "rnull's table after adding 2^32 sectors" &&
 		expect_eq "$(wr $RCFG/d/badblocks "-0-4294967295")" EINVAL \
 			"rnull: removing 2^32 sectors" || return 1
 	m=$(known_splats_begin "a badblocks table longer than a page on null_blk")
@@ -233,7 +233,7 @@ test_badblocks_differences_from_null_blk() {
 		echo "+$((1000000000000000 + i * 1000))-$((1000000000000000 + i * 1000))" \
 			>$RCFG/d/badblocks
 	done
-	out=$(cat $RCFG/d/badblocks)
+	out=$(<$RCFG/d/badblocks)
 	# 215 lines of 19 bytes fit in a page, with C's final NUL.
 	expect_eq "$(wc -l <<<"$out")" 215 "lines rnull shows" &&
 		expect_eq "$(tail -n 1 <<<"$out")" "1000000000214000 1" "rnull's last line"

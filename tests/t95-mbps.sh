@@ -34,14 +34,14 @@ test_mbps_values_match_null_blk() {
 	pair size=16
 	for v in 0 1 " 10" $'12\n' 40960 40961 4294967295 4294967296 -1 abc "" 0x10 2000000; do
 		expect_same "$(wr $RCFG/d/mbps "$v")" "$(wr $CCFG/c/mbps "$v")" "write '$v' to mbps" &&
-			expect_same "$(cat $RCFG/d/mbps)" "$(cat $CCFG/c/mbps)" "mbps after '$v'" ||
+			expect_same "$(<$RCFG/d/mbps)" "$(<$CCFG/c/mbps)" "mbps after '$v'" ||
 			return 1
 	done
 	# The cap applies at power-on and shows afterwards.
-	expect_eq "$(cat $RCFG/d/mbps)" 2000000 "rnull's mbps before power-on"
+	expect_eq "$(<$RCFG/d/mbps)" 2000000 "rnull's mbps before power-on"
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
-	expect_same "$(cat $RCFG/d/mbps)" "$(cat $CCFG/c/mbps)" "mbps after power-on" &&
-		expect_eq "$(cat $RCFG/d/mbps)" 40960 "rnull's capped mbps" &&
+	expect_same "$(<$RCFG/d/mbps)" "$(<$CCFG/c/mbps)" "mbps after power-on" &&
+		expect_eq "$(<$RCFG/d/mbps)" 40960 "rnull's capped mbps" &&
 		expect_same "$(wr $RCFG/d/mbps 5)" "$(wr $CCFG/c/mbps 5)" "mbps while powered" &&
 		expect_eq "$(wr $RCFG/d/mbps 5)" EBUSY "rnull: mbps while powered" || return 1
 	unload_all
@@ -49,8 +49,8 @@ test_mbps_values_match_null_blk() {
 	expect_eq "$(load rnull nr_devices=0 mbps=50000)" 0 "modprobe rnull mbps=50000"
 	expect_eq "$(load null_blk nr_devices=0 mbps=50000)" 0 "modprobe null_blk mbps=50000"
 	pair size=16
-	expect_same "$(cat $RCFG/d/mbps)" "$(cat $CCFG/c/mbps)" "default mbps" &&
-		expect_eq "$(cat $RCFG/d/mbps)" 50000 "rnull's default mbps"
+	expect_same "$(<$RCFG/d/mbps)" "$(<$CCFG/c/mbps)" "default mbps" &&
+		expect_eq "$(<$RCFG/d/mbps)" 50000 "rnull's default mbps"
 }
 
 test_rates_match_the_limit_on_both() {

@@ -19,7 +19,7 @@ inject() {
 # value.
 fault_files() {
 	local f
-	for f in "$1"/*_inject/*; do echo "${f#"$1"/}=$(cat "$f")"; done
+	for f in "$1"/*_inject/*; do echo "${f#"$1"/}=$(<"$f")"; done
 }
 
 # read4k DISK [ARGS...]: one direct read of 4 KiB; prints 0 or the errno.
@@ -39,8 +39,8 @@ test_fault_parameters_match_null_blk() {
 				"$(load null_blk nr_devices=0 "$p=$spec")" "modprobe $p='${spec:0:16}'" ||
 				return 1
 			if lsmod | grep -q '^rnull '; then
-				expect_same "$(cat /sys/module/rnull/parameters/$p)" \
-					"$(cat /sys/module/null_blk/parameters/$p)" "$p after '${spec:0:16}'" ||
+				expect_same "$(</sys/module/rnull/parameters/$p)" \
+					"$(</sys/module/null_blk/parameters/$p)" "$p after '${spec:0:16}'" ||
 					return 1
 			fi
 			unload_all
@@ -74,7 +74,7 @@ test_fault_directories_match_null_blk() {
 			"$(run mkdir $CCFG/c/timeout_inject/x)" "mkdir in a fault directory" || return 1
 	rmdir $RCFG/d $CCFG/c || return 1
 	pair size=16
-	expect_eq "$(cat $RCFG/d/timeout_inject/times)" 1 "times of a new directory"
+	expect_eq "$(<$RCFG/d/timeout_inject/times)" 1 "times of a new directory"
 }
 
 test_injected_timeouts_match_null_blk() {
@@ -89,7 +89,7 @@ test_injected_timeouts_match_null_blk() {
 		expect_eq "$(read4k c)" ETIMEDOUT "null_blk: read with a timeout injected" &&
 		expect_eq "$(read4k d)" 0 "rnull: the read after" &&
 		expect_eq "$(read4k c)" 0 "null_blk: the read after" || return 1
-	expect_eq "$(cat $RCFG/d/timeout_inject/times) $(cat $CCFG/c/timeout_inject/times)" "0 0" \
+	expect_eq "$(<$RCFG/d/timeout_inject/times) $(<$CCFG/c/timeout_inject/times)" "0 0" \
 		"times left" || return 1
 	# A polled request is completed by polling even if the fault hits it.
 	inject timeout_inject 100 1 || return 1
@@ -98,7 +98,7 @@ test_injected_timeouts_match_null_blk() {
 			--ioengine=io_uring --hipri --rw=read)" 0 "$disk: polled read with a timeout injected" ||
 			return 1
 	done
-	expect_eq "$(cat $RCFG/d/timeout_inject/times) $(cat $CCFG/c/timeout_inject/times)" "0 0" \
+	expect_eq "$(<$RCFG/d/timeout_inject/times) $(<$CCFG/c/timeout_inject/times)" "0 0" \
 		"times left after the polled read"
 }
 
@@ -115,7 +115,7 @@ test_injected_requeues_lose_no_request() {
 			--rw=randwrite --ioengine=io_uring --iodepth=16 --iodepth_batch_submit=8 \
 			--verify=crc32c --do_verify=1)" 0 "$disk: verified writes with requeues" || return 1
 	done
-	expect_eq "$(cat $RCFG/d/requeue_inject/times) $(cat $CCFG/c/requeue_inject/times)" "0 0" \
+	expect_eq "$(<$RCFG/d/requeue_inject/times) $(<$CCFG/c/requeue_inject/times)" "0 0" \
 		"requeues left"
 }
 
@@ -132,10 +132,10 @@ test_failed_hctx_setup_leaves_the_device_off() {
 	pair size=16 submit_queues=2
 	inject init_hctx_fault_inject 100 1 || return 1
 	expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power-on with a failed hctx" &&
-		expect_eq "$(cat $RCFG/d/init_hctx_fault_inject/times)" 0 "rnull: faults left" &&
-		expect_eq "$(cat $RCFG/d/power) $(cat $CCFG/c/power)" "0 0" "power after it" &&
+		expect_eq "$(<$RCFG/d/init_hctx_fault_inject/times)" 0 "rnull: faults left" &&
+		expect_eq "$(<$RCFG/d/power) $(<$CCFG/c/power)" "0 0" "power after it" &&
 		expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "the next power-on" &&
-		expect_eq "$(cat $RCFG/d/power)" 1 "rnull's power" || return 1
+		expect_eq "$(<$RCFG/d/power)" 1 "rnull's power" || return 1
 	unload_all
 	expect_same "$(load rnull init_hctx=1,100,0,1)" "$(load null_blk init_hctx=1,100,0,1)" \
 		"modprobe with a failed hctx" &&
