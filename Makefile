@@ -12,7 +12,7 @@ else
 
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: check check-debug bench insn insn-table vm build build-debug setup series lint help
+.PHONY: check check-debug bench insn insn-table vm build build-debug setup series series-check lint help
 
 help:
 	@echo "make check            build, boot the test VM and run tests/ (CI runs this)"
@@ -22,7 +22,8 @@ help:
 	@echo "make insn-table       the same at several points, in one table"
 	@echo "make vm SCRIPT=/abs/path.sh   run your own script in the VM as root"
 	@echo "make build            set up the machine and build the kernel only"
-	@echo "make series           turn commits in the kernel tree into patches/"
+	@echo "make series           write patches/: cover letter, kernel-crate patches, driver"
+	@echo "make series-check     check that patches/ applies to 7.3 and gives the tested tree"
 	@echo "make lint             rustfmtcheck, clippy and checkpatch --strict"
 
 setup:
@@ -74,6 +75,11 @@ vm: build
 
 series:
 	@$(SCRIPTS)/series.sh
+
+# SERIES_BUILD=1 also builds every prefix of the series, in the prepared
+# tree (one to three minutes a patch).
+series-check:
+	@$(SCRIPTS)/series-check.sh $(if $(SERIES_BUILD),--build)
 
 lint: build
 	@$(SCRIPTS)/lint.sh

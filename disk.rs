@@ -211,7 +211,7 @@ impl Settings {
         let mut flags = Flags::default();
         for (set, flag) in [
             (self.no_sched, Flag::NoSchedByDefault),
-            (self.shared_tag_bitmap, Flag::SharedTagBitmap),
+            (self.shared_tag_bitmap, Flag::TagHctxShared),
             // Unlike C, also for the module-wide tag set of memory-backed
             // module parameters, which are not validated like a device's.
             (self.blocking || self.memory_backed, Flag::Blocking),

@@ -41,9 +41,8 @@ $dirty"
 	log "applying patches/series to the pristine tree"
 	"${GIT[@]}" checkout -q -B rnull pristine
 	while read -r p; do
-		[ -z "$p" ] || "${GIT[@]}" am -q "$REPO/patches/$p" ||
-			die "patches/$p does not apply"
-	done <"$REPO/patches/series"
+		"${GIT[@]}" am -q "$REPO/patches/$p" || die "patches/$p does not apply"
+	done < <(kernel_patches)
 	echo "$series_id" >"$SRC/.rnull-series"
 fi
 
@@ -54,8 +53,8 @@ while IFS= read -r f; do
 	[[ " ${DRIVER_FILES[*]} " == *" $f "* ]] || rm -f "$dst/$f"
 done < <(cd "$dst" && find . -type f \( -name '*.rs' -o -name Kconfig -o -name Makefile \) |
 	sed 's|^\./||')
-	mkdir -p "$(dirname "$dst/$f")"
 for f in "${DRIVER_FILES[@]}"; do
+	mkdir -p "$(dirname "$dst/$f")"
 	cmp -s "$REPO/$f" "$dst/$f" || cp "$REPO/$f" "$dst/$f"
 done
 

@@ -55,8 +55,24 @@ log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # A fingerprint of patches/: the list and every patch in it.
+# The identity of every commit of the series, in From: and Signed-off-by:.
+AUTHOR_NAME="Seed dfc85cdf maintainers"
+AUTHOR_EMAIL="maintainers@users.noreply.a-seed-dfc85cdf.example"
+
+# The patches of patches/series that change the kernel crate (and what else
+# the kernel needs), in order: all but those of the driver ("block: rnull:"),
+# whose files the build copies from the repository instead.
+kernel_patches() {
+	local p
+	while read -r p; do
+		[ -z "$p" ] || grep -q '^Subject: \[PATCH[^]]*\] block: rnull:' "$REPO/patches/$p" ||
+			echo "$p"
+	done <"$REPO/patches/series"
+}
+
+# Identifies the kernel-crate patches the tree holds.
 series_id() {
-	(cd "$REPO/patches" && cat series $(cat series)) | sha256sum | cut -c1-16
+	(cd "$REPO/patches" && kernel_patches && cat $(kernel_patches)) | sha256sum | cut -c1-16
 }
 
 # private_apt DIR LINE...: an apt configuration in DIR whose only sources are

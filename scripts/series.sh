@@ -1,17 +1,52 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Turns the commits on top of the pristine tag in the prepared kernel tree
-# back into patches/ (one file per commit, in order, listed in
-# patches/series). See README, "Changing the kernel crate".
+# Writes the series a maintainer reviews to patches/: a cover letter, the
+# kernel crate's patches (the commits on top of the pristine tag in the
+# prepared kernel tree, one per commit) and the driver (this repository's
+# files in place of mainline's minimal rnull, as one commit on top, with the
+# message of patches/rnull.txt). patches/series lists the patches in order,
+# without the cover letter. See README, "Changing the kernel crate" and
+# "The series"; scripts/series-check.sh checks the result.
 source "$(dirname "$0")/common.sh"
 
 git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
 	die "uncommitted changes in $SRC: commit them first"
+
+tmp=$(mktemp -d)
+cleanup() {
+	git -C "$SRC" worktree remove --force "$tmp/tree" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The driver's commit, in a scratch worktree of the tree's HEAD (the kernel
+# tree's own drivers/block/rnull holds the files a build copied, which may
+# be older than the repository's).
+git -C "$SRC" worktree add -q --detach "$tmp/tree" HEAD
+rm -rf "$tmp/tree/drivers/block/rnull"
+while read -r f; do
+	mkdir -p "$(dirname "$tmp/tree/drivers/block/rnull/$f")"
+	cp "$REPO/$f" "$tmp/tree/drivers/block/rnull/$f"
+done < <(driver_files)
+git -C "$tmp/tree" add -A drivers/block/rnull
+sed -n '/^[^#]/,$p' "$REPO/patches/rnull.txt" >"$tmp/message"
+printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/message"
+git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
+	commit -q -F "$tmp/message"
+
 rm -f "$REPO"/patches/*.patch
-git -C "$SRC" format-patch -q --no-numbered --zero-commit --no-signature --abbrev=9 \
-	-o "$REPO/patches" pristine..HEAD
-(cd "$REPO/patches" && ls -- *.patch 2>/dev/null || true) >"$REPO/patches/series"
-# The tree already holds exactly this series: record it so the next build
-# does not re-apply it.
+git -C "$tmp/tree" format-patch -q --numbered --cover-letter --zero-commit --no-signature \
+	--abbrev=9 -o "$REPO/patches" pristine..HEAD
+
+# The cover letter: its text from patches/cover-letter.txt (first line the
+# subject), then the summary of the latest benchmark run, then git's
+# shortlog and diffstat.
+cover=$(ls "$REPO"/patches/0000-cover-letter.patch)
+python3 "$REPO/scripts/cover-letter.py" "$cover" "$REPO/patches/cover-letter.txt" \
+	"$REPO/bench/results"
+(cd "$REPO/patches" && ls -- *.patch | grep -v '^0000-cover-letter\.patch$') >"$REPO/patches/series"
+# The tree already holds exactly these kernel-crate patches: record it so
+# the next build does not re-apply them.
 series_id >"$SRC/.rnull-series"
-log "patches/series: $(wc -l <"$REPO/patches/series") patch(es)"
+log "patches/: a cover letter and $(wc -l <"$REPO/patches/series") patch(es)" \
+	"($(kernel_patches | wc -l) of the kernel crate)"

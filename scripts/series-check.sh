@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Checks the series in patches/ (make series-check):
+# - it applies with git am to pristine 7.3 and gives exactly the tree that
+#   make check tests: the prepared kernel tree's commits, and this
+#   repository's driver in drivers/block/rnull;
+# - with --build, every prefix of it builds: the kernel and its modules,
+#   with mainline's rnull until the driver's patch replaces it, configured
+#   as for make check. The prefixes are checked out one after the other in
+#   the prepared tree and built in a directory of their own, seeded from
+#   make check's, so each step only rebuilds what its patch changed (one
+#   to three minutes a patch). The tree is put back afterwards; the next
+#   make check rebuilds what the checkouts touched.
+# checkpatch --strict on every patch is part of make lint.
+source "$(dirname "$0")/common.sh"
+
+build=0
+[ "${1:-}" != --build ] || build=1
+
+tmp=$(mktemp -d)
+cleanup() {
+	git -C "$SRC" worktree remove --force "$tmp/tree" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# 1. git am onto pristine, in a scratch worktree.
+git -C "$SRC" worktree add -q --detach "$tmp/tree" pristine
+n=0
+while read -r p; do
+	git -C "$tmp/tree" -c user.name=rnull-harness -c user.email=rnull@localhost \
+		am -q "$REPO/patches/$p" || die "patches/$p does not apply"
+	n=$((n + 1))
+done <"$REPO/patches/series"
+
+# The kernel crate and everything else but the driver, as the tree has it.
+git -C "$tmp/tree" diff --quiet rnull -- . ':!drivers/block/rnull' || {
+	git -C "$tmp/tree" diff --stat rnull -- . ':!drivers/block/rnull'
+	die "the series differs from the tree make check builds (run make series)"
+}
+# The driver, as this repository has it.
+[ "$(cd "$tmp/tree/drivers/block/rnull" && find . -type f | sed 's|^\./||' | sort)" = \
+	"$(driver_files | sort)" ] ||
+	die "the series's drivers/block/rnull has other files than the repository's driver"
+while read -r f; do
+	cmp -s "$REPO/$f" "$tmp/tree/drivers/block/rnull/$f" ||
+		die "$f differs from the series's (run make series)"
+done < <(driver_files)
+log "patches/series: $n patches apply to pristine $KVER and give the tested tree"
+((build)) || exit 0
+
+# 2. Every prefix builds.
+[ "$(cat "$SRC/.rnull-series" 2>/dev/null)" = "$(series_id)" ] ||
+	die "the tree does not hold patches/ yet: run make build first"
+[ -f "$OUT/.config" ] || die "no $OUT/.config: run make build first"
+git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
+	die "uncommitted changes in $SRC: commit them first"
+bdir=$CACHE/build-series
+[ -d "$bdir" ] || cp -a "$OUT" "$bdir"
+cp "$OUT/.config" "$bdir/.config"
+kmake=(make -C "$SRC" O="$bdir" "${KMAKE[@]:4}")
+
+head=$(git -C "$SRC" rev-parse HEAD)
+git -C "$SRC" stash push -q -u -- drivers/block/rnull
+restore() {
+	git -C "$SRC" checkout -q -f rnull
+	git -C "$SRC" clean -q -fd -- drivers/block/rnull
+	git -C "$SRC" stash pop -q || echo "series-check: git stash pop failed in $SRC" >&2
+	cleanup
+}
+trap restore EXIT
+
+built() { # WHAT
+	"${kmake[@]}" olddefconfig >/dev/null && "${kmake[@]}" -s >"$tmp/log" 2>&1 ||
+		{ tail -n 40 "$tmp/log"; die "the build with $1 fails"; }
+}
+# SERIES_FROM=N starts at patch N (after a fix to it), the earlier ones
+# having built.
+i=0
+for c in $(git -C "$SRC" rev-list --reverse pristine.."$head"); do
+	i=$((i + 1))
+	((i >= ${SERIES_FROM:-1})) || continue
+	git -C "$SRC" checkout -q "$c"
+	log "building patches 1-$i: $(git -C "$SRC" log -1 --format=%s "$c")"
+	built "patches 1-$i"
+done
+# The driver's patch: this repository's files in place of mainline's.
+git -C "$SRC" checkout -q rnull
+rm -rf "$SRC/drivers/block/rnull"
+while read -r f; do
+	mkdir -p "$(dirname "$SRC/drivers/block/rnull/$f")"
+	cp "$REPO/$f" "$SRC/drivers/block/rnull/$f"
+done < <(driver_files)
+log "building the whole series ($n patches)"
+built "the whole series"
+git -C "$SRC" checkout -q -- drivers/block/rnull
+git -C "$SRC" clean -q -fd -- drivers/block/rnull
+log "every prefix of the series builds"
