@@ -31,7 +31,11 @@ done < <(driver_files)
 git -C "$tmp/tree" add -A drivers/block/rnull
 sed -n '/^[^#]/,$p' "$REPO/patches/rnull.txt" >"$tmp/message"
 printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/message"
-git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
+# Dated as the repository's last change of the driver, so that the patch
+# only changes when the driver does.
+date=$(git -C "$REPO" log -1 --format=%aI -- $(driver_files))
+GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
+	git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
 	commit -q -F "$tmp/message"
 
 rm -f "$REPO"/patches/*.patch
@@ -44,6 +48,9 @@ git -C "$tmp/tree" format-patch -q --numbered --cover-letter --zero-commit --no-
 cover=$(ls "$REPO"/patches/0000-cover-letter.patch)
 python3 "$REPO/scripts/cover-letter.py" "$cover" "$REPO/patches/cover-letter.txt" \
 	"$REPO/bench/results"
+# Dated as the last patch, not as the time of the run.
+last_date=$(grep -m1 '^Date: ' "$(ls "$REPO"/patches/0*.patch | tail -n 1)")
+sed -i "s/^Date: .*/$last_date/" "$cover"
 (cd "$REPO/patches" && ls -- *.patch | grep -v '^0000-cover-letter\.patch$') >"$REPO/patches/series"
 # The tree already holds exactly these kernel-crate patches: record it so
 # the next build does not re-apply them.
