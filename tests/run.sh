@@ -77,7 +77,7 @@ save_kernel_log
 #   top-level KTAP lines, before rnull is loaded:
 #   `dmesg | grep -E '^\[[^]]*\] (not )?ok [0-9]+ '`.
 # - KUNIT_MODULE_SUITES: the driver's #[kunit_tests(...)] in ../*.rs and
-#   ../storage/ (`grep -rn 'kunit_tests(' ../*.rs ../storage`); one missing
+#   ../storage/ (`grep -n 'kunit_tests(' ../*.rs ../storage/*.rs`); one missing
 #   here fails the run.
 KUNIT_BOOT_SUITES=(rust_module_param rust_kernel_fmt rust_netlink rust_block_badblocks
 	rust_spinlock_irq_condvar rust_doctests_kernel)
@@ -91,7 +91,7 @@ passed=$((passed + kunit_pass))
 if [ -n "$kunit_fail" ]; then
 	report 1 "kunit: $(wc -l <<<"$kunit_fail") failed case(s)" "$kunit_fail"
 fi
-for suite in $(grep -rhoE --include='*.rs' 'kunit_tests\([a-z0-9_]+\)' ../*.rs ../storage |
+for suite in $(grep -hoE 'kunit_tests\([a-z0-9_]+\)' ../*.rs ../storage/*.rs |
 	sed -E 's/.*\((.*)\)/\1/'); do
 	[[ " ${KUNIT_MODULE_SUITES[*]} " == *" $suite "* ]] ||
 		report 1 "kunit: suite $suite of the driver is not in KUNIT_MODULE_SUITES (tests/run.sh)"
