@@ -51,6 +51,18 @@ driver_files() {
 	)
 }
 
+# scratch_tree REF: a worktree of the prepared tree at REF, in $tmp/tree ($tmp a
+# new temporary directory); cleanup, run on exit, removes both.
+scratch_tree() {
+	tmp=$(mktemp -d)
+	trap cleanup EXIT
+	git -C "$SRC" worktree add -q --detach "$tmp/tree" "$1"
+}
+cleanup() {
+	git -C "$SRC" worktree remove --force "$tmp/tree" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

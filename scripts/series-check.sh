@@ -17,15 +17,9 @@ source "$(dirname "$0")/common.sh"
 build=0
 [ "${1:-}" != --build ] || build=1
 
-tmp=$(mktemp -d)
-cleanup() {
-	git -C "$SRC" worktree remove --force "$tmp/tree" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 # 1. git am onto pristine, in a scratch worktree.
-git -C "$SRC" worktree add -q --detach "$tmp/tree" pristine
+scratch_tree pristine
 n=0
 while read -r p; do
 	git -C "$tmp/tree" -c user.name=rnull-harness -c user.email=rnull@localhost \

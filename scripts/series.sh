@@ -12,17 +12,11 @@ source "$(dirname "$0")/common.sh"
 git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
 	die "uncommitted changes in $SRC: commit them first"
 
-tmp=$(mktemp -d)
-cleanup() {
-	git -C "$SRC" worktree remove --force "$tmp/tree" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 # The driver's commit, in a scratch worktree of the tree's HEAD (the kernel
 # tree's own drivers/block/rnull holds the files a build copied, which may
 # be older than the repository's).
-git -C "$SRC" worktree add -q --detach "$tmp/tree" HEAD
+scratch_tree HEAD
 rm -rf "$tmp/tree/drivers/block/rnull"
 while read -r f; do
 	mkdir -p "$(dirname "$tmp/tree/drivers/block/rnull/$f")"
