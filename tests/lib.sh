@@ -22,42 +22,85 @@ declare -A ERRNO_OF=(
 	["Connection timed out"]=ETIMEDOUT
 	["cannot splice"]=ETOOMANYREFS
 	["Value too large for defined data type"]=EOVERFLOW
+	# busybox insmod's own words for some errors of init_module.
+	["invalid module parameters"]=EINVAL
+	["unknown symbol in module, or unknown parameter"]=ENOENT
+	["module already loaded"]=EEXIST
 )
 
-# Turns the error message of a failed command into an errno name.
-errno_of() {
-	local msg=${1##*: }
+# errno_to VAR MESSAGE: sets VAR to the errno name of the error message of a
+# failed command. errno_of MESSAGE prints it.
+# The *_to helpers here set a variable instead of printing: a command
+# substitution forks, which costs milliseconds in the VM, and the tests
+# compare thousands of answers.
+errno_to() {
+	local -n errno_to_var=$1
+	local msg=${2##*: }
 	msg=${msg%$'\n'}
-	[ -n "$msg" ] || { echo "?(no message)"; return; }
+	if [ -z "$msg" ]; then
+		errno_to_var="?(no message)"
+		return
+	fi
 	# modprobe -r says "Module X is in use." for EBUSY.
 	[[ $msg != *" is in use." ]] || msg="Device or resource busy"
-	echo "${ERRNO_OF[$msg]:-?$msg}"
+	errno_to_var=${ERRNO_OF[$msg]:-?$msg}
+}
+errno_of() {
+	local e
+	errno_to e "$1"
+	echo "$e"
 }
 
-# run CMD...: prints 0 if CMD succeeds, else the errno name of its failure
-# (from the last line CMD printed). The output goes through a file, not a
-# command substitution: a fork costs milliseconds in the VM, and the tests
-# run thousands of these.
-run() {
+# run_to VAR CMD...: sets VAR to 0 if CMD succeeds, else to the errno name of
+# its failure (from the last line CMD printed); run CMD... prints it. The
+# output goes through a file, not a command substitution.
+run_to() {
+	local -n run_to_var=$1
+	shift
 	local f=/tmp/rnull-run.$BASHPID lines
 	if "$@" >"$f" 2>&1; then
-		echo 0
+		run_to_var=0
 	else
 		mapfile -t lines <"$f"
 		while ((${#lines[@]})) && [ -z "${lines[-1]}" ]; do unset 'lines[-1]'; done
 		((${#lines[@]})) || lines=("")
-		errno_of "${lines[-1]}"
+		errno_to run_to_var "${lines[-1]}"
 	fi
+}
+run() {
+	local r
+	run_to r "$@"
+	echo "$r"
 }
 
 # wr FILE VALUE: writes VALUE (no newline added) in one write(2); prints 0
-# or the errno name. (bash reports the errno of a failed write; dash's
-# printf calls every failure an I/O error.)
+# or the errno name; wr_to VAR FILE VALUE sets VAR to it. (bash reports the
+# errno of a failed write; dash's printf calls every failure an I/O error.)
 write_value() { printf '%s' "$2" >"$1"; }
 wr() { run write_value "$1" "$2"; }
+wr_to() { run_to "$1" write_value "$2" "$3"; }
 
-# load MODULE [PARAM=VALUE...]: prints 0 or the errno name of modprobe.
-load() { run modprobe "$@"; }
+# load MODULE [PARAM=VALUE...]: prints 0 or the errno name of the load;
+# load_to VAR MODULE [PARAM=VALUE...] sets VAR to it.
+# The two drivers, which depend on no other module, are loaded with busybox's
+# static insmod: kmod's modprobe takes a tenth of a second to start in the VM
+# (even with -n), and the tests load them hundreds of times. The kernel gets
+# the same parameters either way.
+DRIVER_DIR=/lib/modules/$(uname -r)/kernel/drivers/block
+declare -A DRIVER_FILE=([rnull]=$DRIVER_DIR/rnull/rnull.ko
+	[null_blk]=$DRIVER_DIR/null_blk/null_blk.ko)
+load_to() { # VAR MODULE [PARAM=VALUE...]
+	if [ -n "${DRIVER_FILE[$2]:-}" ]; then
+		run_to "$1" busybox insmod "${DRIVER_FILE[$2]}" "${@:3}"
+	else
+		run_to "$1" modprobe "${@:2}"
+	fi
+}
+load() {
+	local r
+	load_to r "$@"
+	echo "$r"
+}
 
 # pair ATTR=VALUE...: configfs devices d (rnull) and c (null_blk) with the
 # same settings, not powered.
@@ -102,29 +145,46 @@ expect_same() {
 }
 
 # Number of hardware queues of a disk.
-nr_hw_queues() { ls -d /sys/block/"$1"/mq/[0-9]* 2>/dev/null | wc -l; }
+nr_hw_queues() {
+	local q=(/sys/block/"$1"/mq/[0-9]*)
+	[ -e "${q[0]}" ] || q=()
+	echo "${#q[@]}"
+}
 
-# The queue shape of a disk as one comparable line.
+# wait_for_io DISK: returns once DISK has requests in flight, or after a
+# second (requests that complete as they are queued are seldom seen in
+# flight), rather than sleeping a second for fio to get going.
+wait_for_io() {
+	local i reads writes
+	for ((i = 0; i < 20; i++)); do
+		read -r reads writes </sys/block/"$1"/inflight 2>/dev/null &&
+			((reads + writes > 0)) && return
+		sleep 0.05
+	done
+}
+
+# The queue shape of a disk as one comparable line. (Built from reads
+# without programs or subshells: the tests compare hundreds of disks.)
 disk_shape() {
-	local q=/sys/block/$1/queue
-	echo "size=$(</sys/block/"$1"/size)" \
-		"lbs=$(<$q/logical_block_size)" \
-		"pbs=$(<$q/physical_block_size)" \
-		"rot=$(<$q/rotational)" \
-		"hwq=$(nr_hw_queues "$1")" \
-		"tags=$(</sys/block/"$1"/mq/0/nr_tags)" \
-		"max_hw_kb=$(<$q/max_hw_sectors_kb)" \
-		"max_kb=$(<$q/max_sectors_kb)" \
-		"virt_boundary=$(<$q/virt_boundary_mask)" \
-		"dma_alignment=$(<$q/dma_alignment)" \
-		"nr_requests=$(<$q/nr_requests)" \
-		"scheduler=$(<$q/scheduler)" \
-		"io_poll=$(<$q/io_poll)" \
-		"io_timeout=$(<$q/io_timeout)" \
-		"hctx_flags=$(hctx_flags "$1")" \
-		"discard=$(<$q/discard_max_hw_bytes)" \
-		"write_cache=$(<$q/write_cache) fua=$(<$q/fua)" \
-		"cpus=$(cat /sys/block/"$1"/mq/*/cpu_list | tr '\n' ';')"
+	local d=/sys/block/$1 q=/sys/block/$1/queue a v line hwq cpus= flags
+	line="size=$(<$d/size)"
+	for a in lbs:logical_block_size pbs:physical_block_size rot:rotational \
+		max_hw_kb:max_hw_sectors_kb max_kb:max_sectors_kb \
+		virt_boundary:virt_boundary_mask dma_alignment:dma_alignment \
+		nr_requests:nr_requests scheduler:scheduler io_poll:io_poll \
+		io_timeout:io_timeout discard:discard_max_hw_bytes \
+		write_cache:write_cache fua:fua; do
+		attr_to v "$q/${a#*:}"
+		line+=" ${a%%:*}=$v"
+	done
+	hwq=("$d"/mq/[0-9]*)
+	[ -e "${hwq[0]}" ] || hwq=()
+	for a in "${hwq[@]}"; do
+		attr_to v "$a/cpu_list"
+		cpus+="$v;"
+	done
+	mapfile -t flags </sys/kernel/debug/block/"$1"/hctx0/flags
+	echo "$line hwq=${#hwq[@]} tags=$(<$d/mq/0/nr_tags) hctx_flags=${flags[*]} cpus=$cpus"
 }
 
 # The blk-mq flags of the first hardware queue of a disk, from debugfs
@@ -164,11 +224,17 @@ kernel_log() { cat "$KERNEL_LOG" 2>/dev/null; dmesg; }
 checked_log() { kernel_log | awk -f "$RNULL_REPO/tests/log-filter.awk"; }
 
 # attr FILE: what $(cat FILE) would give, or nothing if FILE cannot be read,
-# without starting a program (that takes about 30 ms in the VM).
+# without starting a program (that takes about 30 ms in the VM); attr_to VAR
+# FILE sets VAR to it.
+attr_to() {
+	local -n attr_to_var=$1
+	attr_to_var=
+	{ IFS= read -r -d '' attr_to_var <"$2"; } 2>/dev/null || true
+	while [[ $attr_to_var == *$'\n' ]]; do attr_to_var=${attr_to_var%$'\n'}; done
+}
 attr() {
-	local v=
-	{ IFS= read -r -d '' v <"$1"; } 2>/dev/null || true
-	while [[ $v == *$'\n' ]]; do v=${v%$'\n'}; done
+	local v
+	attr_to v "$1"
 	printf '%s' "$v"
 }
 

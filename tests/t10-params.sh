@@ -19,16 +19,19 @@ test_defaults_make_one_disk() {
 # compare_params PARAM=VALUE...: both drivers load (or fail) alike and make
 # the same disks.
 compare_params() {
-	local r c i
-	r=$(load rnull "$@")
-	c=$(load null_blk "$@")
+	local r c d ours theirs
+	load_to r rnull "$@"
+	load_to c null_blk "$@"
 	expect_same "$r" "$c" "modprobe $*"
 	[ "$r" = 0 ] || return 0
-	expect_same "$(ls /sys/block | grep -c '^rnullb')" \
-		"$(ls /sys/block | grep -c '^nullb')" "number of disks ($*)"
-	for i in $(ls /sys/block | sed -n 's/^rnullb//p'); do
-		expect_same "$(disk_shape rnullb"$i")" "$(disk_shape nullb"$i")" \
-			"disk $i ($*)"
+	ours=(/sys/block/rnullb*)
+	theirs=(/sys/block/nullb*)
+	[ -e "${ours[0]}" ] || ours=()
+	[ -e "${theirs[0]}" ] || theirs=()
+	expect_same "${#ours[@]}" "${#theirs[@]}" "number of disks ($*)"
+	for d in "${ours[@]}"; do
+		d=${d#/sys/block/r}
+		expect_same "$(disk_shape r"$d")" "$(disk_shape "$d")" "disk ${d#nullb} ($*)"
 	done
 	unload_all
 }

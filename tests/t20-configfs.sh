@@ -17,8 +17,11 @@ load_both() {
 
 # read_all DIR: every rnull attribute of DIR as "name=value" lines.
 read_all() {
-	local a
-	for a in $RNULL_ATTRS; do echo "$a=$(attr "$1/$a")"; done
+	local a v
+	for a in $RNULL_ATTRS; do
+		attr_to v "$1/$a"
+		echo "$a=$v"
+	done
 }
 
 test_features_lists_the_attributes() {
@@ -66,7 +69,7 @@ test_power_cycle() {
 }
 
 test_configured_disks_match_null_blk() {
-	local a v
+	local a v r c
 	load_both
 	for v in "size=100 blocksize=512 submit_queues=2 hw_queue_depth=8 rotational=1" \
 		"size=1 blocksize=4096 irqmode=0 submit_queues=100" \
@@ -89,10 +92,13 @@ test_configured_disks_match_null_blk() {
 		"size=8 memory_backed=1 cache_size=18446744073709551615"; do
 		mkdir $RCFG/d $CCFG/c
 		for a in $v; do
-			expect_same "$(wr $RCFG/d/"${a%=*}" "${a#*=}")" \
-				"$(wr $CCFG/c/"${a%=*}" "${a#*=}")" "write $a"
+			wr_to r $RCFG/d/"${a%=*}" "${a#*=}"
+			wr_to c $CCFG/c/"${a%=*}" "${a#*=}"
+			expect_same "$r" "$c" "write $a"
 		done
-		expect_same "$(wr $RCFG/d/power 1)" "$(wr $CCFG/c/power 1)" "power on ($v)"
+		wr_to r $RCFG/d/power 1
+		wr_to c $CCFG/c/power 1
+		expect_same "$r" "$c" "power on ($v)"
 		expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back ($v)"
 		expect_same "$(disk_shape d)" "$(disk_shape c)" "disk ($v)"
 		rmdir $RCFG/d $CCFG/c
@@ -133,7 +139,7 @@ test_failed_power_on_leaves_device_off() {
 }
 
 test_bad_input_errno_matches_null_blk() {
-	local a v long
+	local a v long r c
 	long=$(printf '1%.0s' $(seq 4096))
 	load_both
 	mkdir $RCFG/d $CCFG/c
@@ -142,10 +148,12 @@ test_bad_input_errno_matches_null_blk() {
 		for v in "" $'\n' " " "-1" "abc" "0x" "0x10" "010" "09" "+5" "5 " \
 			$'7\n' $'7\n\n' "18446744073709551615" "18446744073709551616" \
 			"4294967296" "yes" "no" "2" "on" "$long"; do
-			expect_same "$(wr $RCFG/d/$a "$v")" "$(wr $CCFG/c/$a "$v")" \
-				"write '${v:0:24}' to $a"
-			expect_same "$(attr $RCFG/d/$a)" "$(attr $CCFG/c/$a)" \
-				"$a after '${v:0:24}'"
+			wr_to r $RCFG/d/$a "$v"
+			wr_to c $CCFG/c/$a "$v"
+			expect_same "$r" "$c" "write '${v:0:24}' to $a"
+			attr_to r $RCFG/d/$a
+			attr_to c $CCFG/c/$a
+			expect_same "$r" "$c" "$a after '${v:0:24}'"
 		done
 	done
 	# Fresh devices for power: the writes above left values such as a

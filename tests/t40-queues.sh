@@ -12,17 +12,15 @@ fio_json() {
 }
 
 test_fio_with_every_irqmode_and_polling() {
-	local mode dev
+	local mode
 	for mode in 0 1 2; do
 		expect_eq "$(load rnull irqmode=$mode submit_queues=2 poll_queues=2 gb=1)" 0 \
 			"modprobe rnull irqmode=$mode"
 		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 poll_queues=2 gb=1)" 0 \
 			"modprobe null_blk irqmode=$mode"
-		for dev in /dev/rnullb0 /dev/nullb0; do
-			fio_ok $dev --rw=randread --bs=4k --iodepth=8 --numjobs=2
-			# Polled: each job polls the poll queue of its CPU.
-			fio_ok $dev --rw=randrw --bs=4k --iodepth=8 --numjobs=2 --hipri
-		done
+		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randread --bs=4k --iodepth=8 --numjobs=2
+		# Polled: each job polls the poll queue of its CPU.
+		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randrw --bs=4k --iodepth=8 --numjobs=2 --hipri
 		unload_all
 	done
 }
@@ -83,44 +81,54 @@ read_errno() {
 	errno_of "$(grep 'error reading' <<<"$out")"
 }
 
-# fake_timeouts DISK: the next request of DISK is lost, as if the device
-# never completed it.
+# fake_timeouts DISK...: the next request of each DISK is lost, as if the
+# device never completed it.
 fake_timeouts() {
-	local f=/sys/kernel/debug/fail_io_timeout
+	local f=/sys/kernel/debug/fail_io_timeout disk
 	echo 0 >$f/verbose
 	echo 100 >$f/probability
-	echo 1 >$f/times
-	echo 1 >/sys/block/"$1"/io-timeout-fail
+	echo $# >$f/times
+	for disk in "$@"; do echo 1 >/sys/block/"$disk"/io-timeout-fail; done
 }
+
+# Both tests below shorten the timeout of the disks to a second (the block
+# layer's io_timeout; the tag set's five seconds are compared with null_blk's
+# by the disk shapes of t10 and t20), and run both drivers at once.
 
 test_lost_request_times_out_with_etimedout() {
 	local dev start m
 	expect_eq "$(load rnull)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk)" 0 "modprobe null_blk"
 	m=$(mark)
+	echo 1000 >/sys/block/rnullb0/queue/io_timeout
+	echo 1000 >/sys/block/nullb0/queue/io_timeout
+	fake_timeouts rnullb0 nullb0
+	start=$EPOCHREALTIME
+	read_errno rnullb0 >/tmp/lost-rnullb0 &
+	read_errno nullb0 >/tmp/lost-nullb0
+	wait
 	for dev in rnullb0 nullb0; do
-		fake_timeouts $dev
-		start=$(date +%s)
-		expect_eq "$(read_errno $dev)" ETIMEDOUT "read of a lost request on $dev"
-		# The tag set's timeout is five seconds.
-		[ $(($(date +%s) - start)) -ge 4 ] ||
-			{ echo "    $dev: timed out before the timeout"; return 1; }
+		expect_eq "$(</tmp/lost-$dev)" ETIMEDOUT "read of a lost request on $dev"
 		expect_eq "$(read_errno $dev)" 0 "next read on $dev"
 	done
+	(((${EPOCHREALTIME/./} - ${start/./}) / 1000 >= 1000)) ||
+		{ echo "    timed out before the timeout"; return 1; }
 	dmesg_since "$m" | grep -q "rnull: request timed out" ||
 		{ echo "    rnull did not report the timeout"; return 1; }
 }
 
 test_late_timer_completion_times_out_with_etimedout() {
-	# A timer completion later than the timeout (5 s, checked up to a second
+	# A timer completion later than the timeout (1 s, checked up to a second
 	# late): the timeout marks the request, the timer ends it with the error.
-	# Both drivers at once: each load waits for the partition scan of its
-	# disk, which times out, and so does each read.
-	load rnull irqmode=2 completion_nsec=8000000000 >/tmp/late-load-rnull &
-	load null_blk irqmode=2 completion_nsec=8000000000 >/tmp/late-load-c
+	# The partition scans of the loads complete in time (3 s, within the
+	# tag set's 5 s).
+	load rnull irqmode=2 completion_nsec=3000000000 >/tmp/late-load-rnull &
+	load null_blk irqmode=2 completion_nsec=3000000000 >/tmp/late-load-c
 	wait
 	expect_eq "$(</tmp/late-load-rnull)" 0 "modprobe rnull"
 	expect_eq "$(</tmp/late-load-c)" 0 "modprobe null_blk"
+	echo 1000 >/sys/block/rnullb0/queue/io_timeout
+	echo 1000 >/sys/block/nullb0/queue/io_timeout
 	read_errno rnullb0 >/tmp/late-rnull &
 	read_errno nullb0 >/tmp/late-c
 	wait
@@ -185,12 +193,12 @@ test_queue_count_beyond_the_cpus_on_one_queue_map() {
 		{ echo "    null_blk did not warn: $out"; return 1; }
 	expect_eq "$(queue_state $CCFG/c c)" "submit=1 poll=0 hwq=1 io_poll=0" "null_blk's queues"
 	# Both still do I/O.
-	fio_ok /dev/d --rw=randread --bs=4k --size=16M --io_size=4M
-	fio_ok /dev/c --rw=randread --bs=4k --size=16M --io_size=4M
+	fio_ok /dev/d,/dev/c --rw=randread --bs=4k --size=16M --io_size=4M
 }
 
 test_queue_changes_under_io() {
-	local dir disk pid out step
+	# Both drivers at once, each step on rnull's disk and then on null_blk's.
+	local dir disk out step n
 	expect_eq "$(load rnull nr_devices=0 poll_queues=2)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0 poll_queues=2)" 0 "modprobe null_blk"
 	for dir in $RCFG/d $CCFG/c; do
@@ -198,19 +206,27 @@ test_queue_changes_under_io() {
 		mkdir $dir
 		echo 1 >$dir/power
 		fio --output-format=json --filename=/dev/$disk --ioengine=io_uring --direct=1 \
-			--size=64M --runtime=6 --time_based --bs=4k --iodepth=16 \
+			--size=64M --runtime=5 --time_based --bs=4k --iodepth=16 \
 			--name=plain --rw=randrw --name=polled --rw=randread --hipri \
 			>/tmp/fio-$disk.json 2>&1 &
-		pid=$!
-		sleep 1
-		for step in 2:2 1:1 2:1 1:2 2:2 1:1; do
-			expect_eq "$(wr $dir/submit_queues "${step%:*}")" 0 "$disk submit_queues=${step%:*}"
-			expect_eq "$(wr $dir/poll_queues "${step#*:}")" 0 "$disk poll_queues=${step#*:}"
+	done
+	wait_for_io d
+	wait_for_io c
+	for step in 2:2 1:1 2:1 1:2 2:2 1:1; do
+		for dir in $RCFG/d $CCFG/c; do
+			disk=${dir##*/}
+			n=${step%:*}
+			expect_eq "$(wr $dir/submit_queues "$n")" 0 "$disk submit_queues=$n"
+			n=${step#*:}
+			expect_eq "$(wr $dir/poll_queues "$n")" 0 "$disk poll_queues=$n"
 			expect_eq "$(nr_hw_queues "$disk")" $((${step%:*} + ${step#*:})) "$disk hw queues"
-			sleep 0.5
 		done
-		wait $pid || { echo "    fio on $disk: $(tail -5 /tmp/fio-$disk.json)"; return 1; }
-		out=$(jq '[.jobs[].error] | add' /tmp/fio-$disk.json)
+		sleep 0.5
+	done
+	wait
+	for disk in d c; do
+		out=$(jq '[.jobs[].error] | add' /tmp/fio-$disk.json) ||
+			{ echo "    fio on $disk: $(tail -5 /tmp/fio-$disk.json)"; return 1; }
 		expect_eq "$out" 0 "I/O errors on $disk"
 		out=$(jq '[.jobs[] | .read.total_ios + .write.total_ios] | min' /tmp/fio-$disk.json)
 		[ "$out" -gt 0 ] || { echo "    a job did no I/O on $disk"; return 1; }
@@ -261,11 +277,11 @@ test_batched_submission() {
 		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe null_blk"
 		for dev in rnullb0 nullb0; do
 			echo none >/sys/block/$dev/queue/scheduler
-			fio_ok /dev/$dev --rw=randread --bs=4k --iodepth=32 --iodepth_batch_submit=16 \
-				--iodepth_batch_complete_min=8 --numjobs=2
-			fio_ok /dev/$dev --rw=randwrite --bs=16k --iodepth=16 --iodepth_batch_submit=16 \
-				--ioengine=libaio
 		done
+		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randread --bs=4k --iodepth=32 \
+			--iodepth_batch_submit=16 --iodepth_batch_complete_min=8 --numjobs=2
+		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randwrite --bs=16k --iodepth=16 \
+			--iodepth_batch_submit=16 --ioengine=libaio
 		unload_all
 	done
 }

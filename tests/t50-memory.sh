@@ -31,20 +31,18 @@ test_memory_backed_forces_blocking() {
 }
 
 test_fio_verify_on_memory_backed_disks() {
-	local bs dev qd
+	local bs qd
 	load_both
 	for bs in 512 4096; do
 		mb_device $RCFG/d 64 $bs
 		mb_device $CCFG/c 64 $bs
-		for dev in d c; do
-			for qd in 1 16; do
-				fio_ok /dev/$dev --rw=randwrite --bs=$((bs * 2)) --iodepth=$qd \
-					--size=16M --verify=crc32c --do_verify=1 --time_based=0 \
-					--runtime=30
-			done
-			fio_ok /dev/$dev --rw=write --bs=64k --iodepth=4 --size=8M \
-				--verify=crc32c --time_based=0 --runtime=30
+		# Both disks at once (one job each).
+		for qd in 1 16; do
+			fio_ok /dev/d,/dev/c --rw=randwrite --bs=$((bs * 2)) --iodepth=$qd \
+				--size=16M --verify=crc32c --do_verify=1 --time_based=0 --runtime=30
 		done
+		fio_ok /dev/d,/dev/c --rw=write --bs=64k --iodepth=4 --size=8M \
+			--verify=crc32c --time_based=0 --runtime=30
 		rmdir $RCFG/d $CCFG/c
 	done
 }
@@ -56,23 +54,32 @@ test_fio_verify_on_memory_backed_disks() {
 # without a cache.
 test_parallel_jobs_share_pages() {
 	local dev cache out errors k jobs
+	local -A pids
 	load_both
 	for cache in 0 4; do
 		mb_device $RCFG/d 64 512 cache_size=$cache discard=1
 		mb_device $CCFG/c 64 512 cache_size=$cache discard=1
+		jobs=()
+		for k in 0 1 2 3; do
+			jobs+=(--name=w$k --rw=write:6k --bs=2k --offset=$((k * 2048))
+				--size=16M --verify=crc32c --do_verify=1 --iodepth=4)
+		done
+		jobs+=(--name=r --rw=randread --bs=4k --size=32M --iodepth=4
+			--time_based --runtime=3)
+		jobs+=(--name=tw --rw=trimwrite --bs=64k --offset=16M --size=16M
+			--iodepth=2 --time_based --runtime=3)
+		# Both disks at once.
 		for dev in d c; do
-			jobs=()
-			for k in 0 1 2 3; do
-				jobs+=(--name=w$k --rw=write:6k --bs=2k --offset=$((k * 2048))
-					--size=16M --verify=crc32c --do_verify=1 --iodepth=4)
-			done
-			jobs+=(--name=r --rw=randread --bs=4k --size=32M --iodepth=4
-				--time_based --runtime=3)
-			jobs+=(--name=tw --rw=trimwrite --bs=64k --offset=16M --size=16M
-				--iodepth=2 --time_based --runtime=3)
-			out=$(fio --filename=/dev/$dev --ioengine=io_uring --direct=1 \
-				--output-format=json "${jobs[@]}" 2>&1) ||
-				{ echo "    fio on $dev (cache_size $cache) failed: $out"; return 1; }
+			fio --filename=/dev/$dev --ioengine=io_uring --direct=1 \
+				--output-format=json "${jobs[@]}" >/tmp/pj-$dev.out 2>&1 &
+			pids[$dev]=$!
+		done
+		for dev in d c; do
+			wait "${pids[$dev]}" || {
+				echo "    fio on $dev (cache_size $cache) failed: $(</tmp/pj-$dev.out)"
+				return 1
+			}
+			out=$(</tmp/pj-$dev.out)
 			errors=$(grep -o '"error" : [0-9]*' <<<"$out" | grep -vc '"error" : 0$' || true)
 			expect_eq "$errors" 0 "jobs with errors on $dev (cache_size $cache)"
 			expect_eq "$(grep -c '"jobname"' <<<"$out")" 6 "jobs run on $dev"

@@ -228,13 +228,13 @@ teardown_under_load() {
 	fio --name=t --filename=/dev/"$2" --ioengine=io_uring --direct=1 --rw=randrw --bs=4k \
 		--iodepth=32 --numjobs=2 --time_based --runtime=60 $4 >/dev/null 2>&1 &
 	pid=$!
-	sleep 1
+	wait_for_io "$2"
 	start=$SECONDS
 	echo 0 >"$1"/power
 	echo 1 >"$1"/power
 	fio --name=t2 --filename=/dev/"$2" --ioengine=io_uring --direct=1 --rw=randrw --bs=4k \
 		--iodepth=32 --time_based --runtime=60 $4 >/dev/null 2>&1 &
-	sleep 1
+	wait_for_io "$2"
 	rmdir "$1"
 	wait
 	# Requests held by fail_io_timeout take the timeout (1 s, or 5 s after
