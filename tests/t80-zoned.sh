@@ -102,65 +102,80 @@ zone_write() {
 		seek=$((($2 * 1024 + ${4:-0}) * 1024)) conv=notrunc status=none
 }
 
-# zone_step OP ARGS...: does one step on both disks: the same errno, then the
-# same zones.
+# zone_step OP ARGS...: does one step on both disks (d and c, or $ZD and
+# $ZC if set): the same errno, then the same zones.
 zone_step() {
-	local fn=$1
+	local fn=$1 r=${ZD:-d} c=${ZC:-c}
 	shift
-	expect_same "$($fn d "$@")" "$($fn c "$@")" "$fn $*" &&
-		expect_same "$(zone_report d)" "$(zone_report c)" "zones after $fn $*"
+	expect_same "$($fn $r "$@")" "$($fn $c "$@")" "$fn $*" &&
+		expect_same "$(zone_report $r)" "$(zone_report $c)" "zones after $fn $*"
+}
+
+# zone_states MB: the steps of the state machine on the zoned pair dMB and
+# cMB, and a reset of all zones.
+zone_states() {
+	local ZD=d$1 ZC=c$1 step
+	while read -r step; do
+		# shellcheck disable=SC2086
+		zone_step $step || return 1
+	done <<-EOF
+		zone_write 1 4
+		zone_write 2 8
+		zone_write 3 4
+		zone_write 4 4
+		zone_op open 4
+		zone_op close 2
+		zone_op close 2
+		zone_op open 2
+		zone_op open 2
+		zone_op finish 1
+		zone_write 4 4
+		zone_op open 5
+		zone_op reset 3
+		zone_op open 5
+		zone_op open 6
+		zone_write 6 4
+		zone_write 5 4 4
+		zone_write 5 4
+		zone_write 5 4
+		zone_write 5 1016 8
+		zone_write 5 8 1016
+		zone_op close 7
+		zone_op finish 7
+		zone_op open 0
+		zone_op reset 0
+		zone_write 0 8 100
+		zone_write 0 4 12
+		zone_write 9 1024
+		zone_write 9 4
+		zone_op finish 8
+		zone_op reset 9
+		zone_op reset 1
+	EOF
+	expect_same "$(run blkzone reset /dev/$ZD)" "$(run blkzone reset /dev/$ZC)" "reset all" &&
+		expect_same "$(zone_report $ZD)" "$(zone_report $ZC)" "zones after reset all"
 }
 
 test_zone_state_machine_matches_null_blk() {
-	local mb step
+	local mb status=0
 	head -c 1048576 /dev/urandom >/tmp/zone-pattern
+	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
 	for mb in 0 1; do
-		expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
-		expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
-		zpair size=10 zone_size=1 zone_nr_conv=1 zone_max_open=2 zone_max_active=3 \
-			memory_backed=$mb || return 1
-		while read -r step; do
-			# shellcheck disable=SC2086
-			zone_step $step || return 1
-		done <<-EOF
-			zone_write 1 4
-			zone_write 2 8
-			zone_write 3 4
-			zone_write 4 4
-			zone_op open 4
-			zone_op close 2
-			zone_op close 2
-			zone_op open 2
-			zone_op open 2
-			zone_op finish 1
-			zone_write 4 4
-			zone_op open 5
-			zone_op reset 3
-			zone_op open 5
-			zone_op open 6
-			zone_write 6 4
-			zone_write 5 4 4
-			zone_write 5 4
-			zone_write 5 4
-			zone_write 5 1016 8
-			zone_write 5 8 1016
-			zone_op close 7
-			zone_op finish 7
-			zone_op open 0
-			zone_op reset 0
-			zone_write 0 8 100
-			zone_write 0 4 12
-			zone_write 9 1024
-			zone_write 9 4
-			zone_op finish 8
-			zone_op reset 9
-			zone_op reset 1
-		EOF
-		expect_same "$(run blkzone reset /dev/d)" "$(run blkzone reset /dev/c)" "reset all" &&
-			expect_same "$(zone_report d)" "$(zone_report c)" "zones after reset all" ||
-			return 1
-		unload_all
+		zdev $RCFG/d$mb size=10 zone_size=1 zone_nr_conv=1 zone_max_open=2 \
+			zone_max_active=3 memory_backed=$mb
+		zdev $CCFG/c$mb size=10 zone_size=1 zone_nr_conv=1 zone_max_open=2 \
+			zone_max_active=3 memory_backed=$mb
+		expect_eq "$(wr $RCFG/d$mb/power 1)" 0 "rnull power-on (memory_backed=$mb)"
+		expect_eq "$(wr $CCFG/c$mb/power 1)" 0 "null_blk power-on (memory_backed=$mb)"
 	done
+	# Both pairs at once: every step starts a few programs, and the VM has
+	# two CPUs.
+	zone_states 0 >/tmp/zone-states-0 2>&1 &
+	zone_states 1 >/tmp/zone-states-1 2>&1 || status=1
+	wait $! || status=1
+	cat /tmp/zone-states-0 /tmp/zone-states-1
+	return $status
 }
 
 test_zone_readonly_and_offline_match_null_blk() {
