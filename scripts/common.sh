@@ -115,3 +115,31 @@ debian_mirror() {
 	[ -n "$mirror" ] || die "no Debian mirror found in the apt sources"
 	echo "$mirror"
 }
+
+# The host checks of make check (compile-fail.sh, harness-check.sh) depend
+# only on their inputs: when those are the same as at the last run that
+# passed, its results stand and the check is not redone (the compile-fail
+# builds and the harness's boots take most of a minute). The results are
+# printed, and added to RESULTS if given, marked as reused.
+# reuse_results NAME RESULTS INPUT...: succeeds if it reused them; sets
+# RESULTS_KEY, for store_results, from the contents of the INPUT files.
+reuse_results() {
+	local name=$1 results=$2 dir=$CACHE/host-checks
+	shift 2
+	# A missing input (no kernel built yet, say) matches no key.
+	RESULTS_KEY=$({ cat "$@" 2>/dev/null || echo "missing $RANDOM"; } | sha256sum | cut -c1-16)
+	[ "$(cat "$dir/$name.key" 2>/dev/null)" = "$RESULTS_KEY" ] &&
+		[ -s "$dir/$name.results" ] || return 1
+	log "$name: inputs unchanged since it last passed; reusing its results"
+	sed 's/$/ (reused: inputs unchanged)/' "$dir/$name.results" |
+		tee -a ${results:+"$results"}
+}
+# store_results NAME LINE...: keeps the result lines of a run that passed.
+store_results() {
+	local name=$1 dir=$CACHE/host-checks
+	shift
+	printf '%s\n' "$@" | grep -q '^FAILED' && return
+	mkdir -p "$dir"
+	printf '%s\n' "$@" >"$dir/$name.results"
+	echo "$RESULTS_KEY" >"$dir/$name.key"
+}

@@ -12,6 +12,10 @@ source "$(dirname "$0")/common.sh"
 results=${1:-}
 dir=$REPO/tests/compile-fail
 work=$CACHE/compile-fail
+# Inputs: the misuses, this script, and the kernel crate they build against.
+[ -z "$results" ] || : >"$results"
+reuse_results compile-fail "$results" "$dir"/* "$0" "$OUT/.config" \
+	"$OUT"/rust/lib*.rmeta <(rustc --version) && exit 0
 rm -rf "$work" && mkdir -p "$work"
 
 mapfile -t misuses < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/misuses")
@@ -70,3 +74,4 @@ done
 
 printf '%s\n' "${out[@]}"
 [ -z "$results" ] || printf '%s\n' "${out[@]}" >"$results"
+store_results compile-fail "${out[@]}"

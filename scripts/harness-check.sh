@@ -11,6 +11,11 @@ source "$(dirname "$0")/common.sh"
 results=${1:-}
 work=$CACHE/harness-check
 mkdir -p "$work"
+# Inputs: the runner, the guest's init, the splat patterns and filter, this
+# script, the kernel and QEMU.
+reuse_results harness-check "$results" "$REPO"/scripts/{vm,init,common,harness-check}.sh \
+	"$REPO"/tests/log-bad.ere "$REPO"/tests/log-filter.awk "$OUT/arch/x86/boot/bzImage" \
+	<(qemu-system-x86_64 --version) && exit 0
 out=()
 check() { # status name [details]
 	if [ "$1" = 0 ]; then
@@ -49,3 +54,4 @@ check "$status" "a warning marked as null_blk's does not" "$(tail -n 5 "$work/ma
 
 printf '%s\n' "${out[@]}"
 [ -z "$results" ] || printf '%s\n' "${out[@]}" >>"$results"
+store_results harness-check "${out[@]}"
