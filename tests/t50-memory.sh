@@ -440,7 +440,7 @@ cache_writes() {
 }
 
 test_small_cache_under_heavy_writes() {
-	local bs status
+	local bs status pid
 	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
 	load_both
 	for bs in 512 4096 8192 65536; do
@@ -450,10 +450,11 @@ test_small_cache_under_heavy_writes() {
 		status=0
 		if [ $bs -le 4096 ]; then
 			cache_writes $CCFG/c $bs >/tmp/cache-writes-c 2>&1 &
+			pid=$!
 		fi
 		cache_writes $RCFG/d $bs || status=1
 		if [ $bs -le 4096 ]; then
-			wait $! || { cat /tmp/cache-writes-c; status=1; }
+			wait $pid || { cat /tmp/cache-writes-c; status=1; }
 			((status)) ||
 				expect_same "$(</tmp/cache-sum-d)" "$(</tmp/cache-sum-c)" "contents (bs $bs)" ||
 				status=1

@@ -157,7 +157,7 @@ zone_states() {
 }
 
 test_zone_state_machine_matches_null_blk() {
-	local mb status=0
+	local mb status=0 pid
 	head -c 1048576 /dev/urandom >/tmp/zone-pattern
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
@@ -172,8 +172,9 @@ test_zone_state_machine_matches_null_blk() {
 	# Both pairs at once: every step starts a few programs, and the VM has
 	# two CPUs.
 	zone_states 0 >/tmp/zone-states-0 2>&1 &
+	pid=$!
 	zone_states 1 >/tmp/zone-states-1 2>&1 || status=1
-	wait $! || status=1
+	wait $pid || status=1
 	cat /tmp/zone-states-0 /tmp/zone-states-1
 	return $status
 }
