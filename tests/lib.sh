@@ -151,6 +151,26 @@ nr_hw_queues() {
 	echo "${#q[@]}"
 }
 
+# together CMD... -- CMD...: runs the two commands at once, the first in the
+# background, for the halves of a test that wait or start many programs
+# (the VM has two CPUs). Both run to their end; their output is shown in
+# order, and together fails if either failed. (A half runs where set -e
+# does not stop it: each of its steps checks its status.)
+together() {
+	local first=() out=/tmp/rnull-together.$BASHPID pid status=0
+	while [ "$1" != -- ]; do
+		first+=("$1")
+		shift
+	done
+	shift
+	"${first[@]}" >"$out.1" 2>&1 &
+	pid=$!
+	"$@" >"$out.2" 2>&1 || status=1
+	wait "$pid" || status=1
+	cat "$out.1" "$out.2"
+	return $status
+}
+
 # wait_for_io DISK: returns once DISK has requests in flight, or after a
 # second (requests that complete as they are queued are seldom seen in
 # flight), rather than sleeping a second for fio to get going.

@@ -47,43 +47,36 @@ test_fio_verify_on_memory_backed_disks() {
 	done
 }
 
-# Jobs in parallel on the same pages, as rnull's store lets them run: four
-# write their own 2 KiB of every 8 KiB (two jobs to a page) and verify it,
-# one reads all of it and the range after, and one trims and rewrites that
-# range (freeing pages that the reader finds). On both drivers, with and
-# without a cache.
+# shared_page_jobs DISK: jobs in parallel on the same pages, as rnull's store
+# lets them run: four write their own 2 KiB of every 8 KiB (two jobs to a
+# page) and verify it, one reads all of it and the range after, and one trims
+# and rewrites that range (freeing pages that the reader finds).
+shared_page_jobs() {
+	local k jobs=() out errors
+	for k in 0 1 2 3; do
+		jobs+=(--name=w$k --rw=write:6k --bs=2k --offset=$((k * 2048))
+			--size=16M --verify=crc32c --do_verify=1 --iodepth=4)
+	done
+	jobs+=(--name=r --rw=randread --bs=4k --size=32M --iodepth=4 --time_based --runtime=3)
+	jobs+=(--name=tw --rw=trimwrite --bs=64k --offset=16M --size=16M
+		--iodepth=2 --time_based --runtime=3)
+	out=$(fio --filename=/dev/$1 --ioengine=io_uring --direct=1 \
+		--output-format=json "${jobs[@]}" 2>&1) ||
+		{ echo "    fio on $1 failed: $out"; return 1; }
+	errors=$(grep -o '"error" : [0-9]*' <<<"$out" | grep -vc '"error" : 0$' || true)
+	expect_eq "$errors" 0 "jobs with errors on $1" &&
+		expect_eq "$(grep -c '"jobname"' <<<"$out")" 6 "jobs run on $1"
+}
+
+# On both drivers at once, with and without a cache.
 test_parallel_jobs_share_pages() {
-	local dev cache out errors k jobs
-	local -A pids
+	local cache
 	load_both
 	for cache in 0 4; do
 		mb_device $RCFG/d 64 512 cache_size=$cache discard=1
 		mb_device $CCFG/c 64 512 cache_size=$cache discard=1
-		jobs=()
-		for k in 0 1 2 3; do
-			jobs+=(--name=w$k --rw=write:6k --bs=2k --offset=$((k * 2048))
-				--size=16M --verify=crc32c --do_verify=1 --iodepth=4)
-		done
-		jobs+=(--name=r --rw=randread --bs=4k --size=32M --iodepth=4
-			--time_based --runtime=3)
-		jobs+=(--name=tw --rw=trimwrite --bs=64k --offset=16M --size=16M
-			--iodepth=2 --time_based --runtime=3)
-		# Both disks at once.
-		for dev in d c; do
-			fio --filename=/dev/$dev --ioengine=io_uring --direct=1 \
-				--output-format=json "${jobs[@]}" >/tmp/pj-$dev.out 2>&1 &
-			pids[$dev]=$!
-		done
-		for dev in d c; do
-			wait "${pids[$dev]}" || {
-				echo "    fio on $dev (cache_size $cache) failed: $(</tmp/pj-$dev.out)"
-				return 1
-			}
-			out=$(</tmp/pj-$dev.out)
-			errors=$(grep -o '"error" : [0-9]*' <<<"$out" | grep -vc '"error" : 0$' || true)
-			expect_eq "$errors" 0 "jobs with errors on $dev (cache_size $cache)"
-			expect_eq "$(grep -c '"jobname"' <<<"$out")" 6 "jobs run on $dev"
-		done
+		together shared_page_jobs d -- shared_page_jobs c ||
+			{ echo "    (cache_size $cache)"; return 1; }
 		rmdir $RCFG/d $CCFG/c
 	done
 }
@@ -425,7 +418,7 @@ test_fua_writes_skip_the_cache() {
 # cache_writes DIR BS: a memory-backed disk with a cache of 1 MiB and blocks
 # of BS, made at DIR, takes over 4 MiB of random writes, a flush and a power
 # cycle; the checksum of its contents goes to /tmp/cache-sum-DISK.
-# (Run where set -e does not stop it, each step checks its status.)
+# (A half of `together`: each step checks its status.)
 cache_writes() {
 	local dev=${1##*/} before
 	mb_device "$1" 32 "$2" cache_size=1 || return 1
@@ -440,26 +433,19 @@ cache_writes() {
 }
 
 test_small_cache_under_heavy_writes() {
-	local bs status pid
+	local bs
 	dd if=/dev/urandom of=/tmp/pattern bs=64k count=64 status=none
 	load_both
 	for bs in 512 4096 8192 65536; do
 		# Not run on null_blk with blocks larger than a page: its flush
 		# copies whole blocks from a page and overruns it. Otherwise both
 		# drivers at once.
-		status=0
-		if [ $bs -le 4096 ]; then
-			cache_writes $CCFG/c $bs >/tmp/cache-writes-c 2>&1 &
-			pid=$!
+		if [ $bs -gt 4096 ]; then
+			cache_writes $RCFG/d $bs || return 1
+			continue
 		fi
-		cache_writes $RCFG/d $bs || status=1
-		if [ $bs -le 4096 ]; then
-			wait $pid || { cat /tmp/cache-writes-c; status=1; }
-			((status)) ||
-				expect_same "$(</tmp/cache-sum-d)" "$(</tmp/cache-sum-c)" "contents (bs $bs)" ||
-				status=1
-		fi
-		((status == 0)) || return 1
+		together cache_writes $RCFG/d $bs -- cache_writes $CCFG/c $bs || return 1
+		expect_same "$(</tmp/cache-sum-d)" "$(</tmp/cache-sum-c)" "contents (bs $bs)"
 	done
 }
 

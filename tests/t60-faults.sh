@@ -223,7 +223,7 @@ test_memory_backed_writes_survive_failed_allocations() {
 
 # teardown_under_load DIR DISK WHAT [FIO_ARG]: fio at depth on DISK, then
 # power-off, power-on and rmdir of DIR while it runs. Each must return.
-# (Run where set -e does not stop it, each step checks its status.)
+# (A half of `together`: each step checks its status.)
 teardown_under_load() {
 	local pids=() start
 	fio --name=t --filename=/dev/"$2" --ioengine=io_uring --direct=1 --rw=randrw --bs=4k \
@@ -266,7 +266,7 @@ teardown_lane() {
 }
 
 test_power_off_and_rmdir_under_load() {
-	local f=/sys/kernel/debug/fail_io_timeout status=0 lane
+	local f=/sys/kernel/debug/fail_io_timeout status=0
 	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
 	# fail_io_timeout loses 2% of the requests of the disks that ask for it
 	# (io-timeout-fail): those of the second lane.
@@ -274,12 +274,8 @@ test_power_off_and_rmdir_under_load() {
 	echo 2 >$f/probability
 	echo -1 >$f/times
 	# The two lanes at once, on devices of their own.
-	teardown_lane 0 d >/tmp/teardown-d 2>&1 &
-	lane=$!
-	teardown_lane 1 e >/tmp/teardown-e 2>&1 || status=1
-	wait $lane || status=1
+	together teardown_lane 0 d -- teardown_lane 1 e || status=1
 	echo 0 >$f/probability
-	cat /tmp/teardown-d /tmp/teardown-e
 	return $status
 }
 
