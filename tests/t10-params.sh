@@ -94,7 +94,9 @@ test_bad_params_fail_like_null_blk() {
 	local p
 	for p in bs=1000 bs=256 bs=3 hw_queue_depth=0 queue_mode=1 queue_mode=3 \
 		queue_mode=-1 irqmode=3 irqmode=-1 gb=abc nr_devices=-1 \
-		rotational=2 submit_queues=1x virt_boundary=maybe; do
+		rotational=2 submit_queues=1x virt_boundary=maybe hw_queue_depth=99999999999 \
+		submit_queues=-99999999999 nr_devices=4294967296 mbps=-1 \
+		completion_nsec=18446744073709551616; do
 		compare_params "$p"
 		expect_eq "$(ls -d /sys/module/rnull/initstate 2>/dev/null | wc -l)" 0 "rnull left loaded ($p)"
 		expect_eq "$(ls /sys/block | grep -c '^rnullb')" 0 "disks left ($p)"
