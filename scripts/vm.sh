@@ -84,6 +84,11 @@ run_qemu() { # accel script log
 	# printing and runs into the timeout).
 	local append="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 hung_task_panic=1"
 	append+=" loglevel=1 log_buf_len=4M"
+	# The TSC as the clock: under TCG the kernel finds the CPUs' TSCs out of
+	# step and falls back to the HPET, whose every read is an emulated device
+	# access (the block layer and fio read the clock for each request). TCG
+	# derives every CPU's TSC from the host's.
+	append+=" tsc=reliable"
 	append+=" RNULL_SCRIPT=$2 RNULL_MODULES=$OUT/mods RNULL_CWD=$(pwd)"
 	append+=" RNULL_SCRIPT_DIR=$(dirname "$2")"
 	append+=" RNULL_REPO=$REPO"
