@@ -171,6 +171,26 @@ together() {
 	return $status
 }
 
+# fio_results_to ARRAY FILE: reads fio's terse output (version 3, one line
+# a job, fields separated by ';') from FILE into the associative ARRAY:
+# for each job name, "ERRORS KIB", the errors and the KiB read and written of
+# all the jobs of that name, summed. (jq would read fio's JSON, but takes a
+# third of a second to start in the VM.) Lines that are not results, such as
+# the notes of zonemode=zbd, are skipped.
+fio_results_to() {
+	local -n fio_results=$1
+	local line f errors kib
+	fio_results=()
+	while IFS= read -r line; do
+		[[ $line == "3;"* ]] || continue
+		IFS=';' read -r -a f <<<"$line"
+		# 3: job name, 5: error, 6: KiB read, 7: read KiB/s,
+		# 47: KiB written.
+		read -r errors kib <<<"${fio_results[${f[2]}]:-0 0}"
+		fio_results[${f[2]}]="$((errors + f[4])) $((kib + f[5] + f[46]))"
+	done <"$2"
+}
+
 # wait_for_io DISK: returns once DISK has requests in flight, or after a
 # second (requests that complete as they are queued are seldom seen in
 # flight), rather than sleeping a second for fio to get going.

@@ -6,20 +6,18 @@
 # once in one fio (one start of fio rather than one a disk); fails on any I/O
 # error, or if a DEV saw no I/O.
 fio_ok() {
-	local dev devs jobs=() out json=/tmp/fio-ok.$BASHPID.json
+	local dev devs jobs=() out file=/tmp/fio-ok.$BASHPID
+	local -A result
 	IFS=, read -r -a devs <<<"$1"
 	shift
 	for dev in "${devs[@]}"; do jobs+=(--name="$dev" --filename="$dev"); done
 	out=$(fio --ioengine=io_uring --direct=1 --size=64M --runtime=300ms --time_based \
-		"$@" --output-format=json --output=$json "${jobs[@]}" 2>&1) ||
+		"$@" --output-format=terse --output="$file" "${jobs[@]}" 2>&1) ||
 		{ echo "    fio on ${devs[*]} failed: $out"; return 1; }
-	# (fio writes some notes, such as those of zonemode=zbd, before the JSON.)
-	out=$(sed -n '/^{/,$p' "$json" | jq -r '.jobs | group_by(.jobname)[] |
-		"\(.[0].jobname) \(map(.error) | add) \(map(.read.total_ios + .write.total_ios) | add)"') ||
-		{ echo "    fio on ${devs[*]}: no JSON output: $(head -c 300 "$json")"; return 1; }
+	fio_results_to result "$file"
 	for dev in "${devs[@]}"; do
-		[[ $'\n'$out$'\n' == *$'\n'"$dev 0 "[1-9]* ]] ||
-			{ echo "    fio on $dev ($*): errors or no I/O: $out"; return 1; }
+		[[ ${result[$dev]:-} == "0 "[1-9]* ]] ||
+			{ echo "    fio on $dev ($*): errors or no I/O: ${result[$dev]:-no result}"; return 1; }
 	done
 }
 

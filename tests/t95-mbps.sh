@@ -7,11 +7,14 @@
 # rate DISK BS [ARGS...]: the KiB/s fio reads from DISK in blocks of BS, for
 # 3 seconds.
 rate() {
-	local disk=$1 bs=$2
+	local disk=$1 bs=$2 out f
 	shift 2
-	fio --name=rate --filename=/dev/"$disk" --direct=1 --rw=randread --bs="$bs" \
-		--runtime=3 --time_based --output-format=json "$@" 2>/dev/null |
-		jq '.jobs[0].read.bw'
+	out=$(fio --name=rate --filename=/dev/"$disk" --direct=1 --rw=randread --bs="$bs" \
+		--runtime=3 --time_based --output-format=terse "$@" 2>/dev/null)
+	# Field 7 of fio's terse output: the KiB/s read (tests/lib.sh,
+	# fio_results_to).
+	IFS=';' read -r -a f <<<"$out"
+	echo "${f[6]}"
 }
 
 # rates DISK:BS[:ARG...]...: runs rate on every DISK at once, rather than one
