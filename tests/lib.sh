@@ -191,15 +191,20 @@ fio_results_to() {
 	done <"$2"
 }
 
-# wait_for_io DISK: returns once DISK has requests in flight, or after a
-# second (requests that complete as they are queued are seldom seen in
-# flight), rather than sleeping a second for fio to get going.
+# wait_for_io DISK: returns once DISK has requests in flight or has completed
+# a hundred more, or after a second, rather than sleeping a second for fio to
+# get going. (Requests that complete as they are queued are seldom seen in
+# flight; the counts of /sys/block/DISK/stat show them.)
 wait_for_io() {
-	local i reads writes
-	for ((i = 0; i < 20; i++)); do
-		read -r reads writes </sys/block/"$1"/inflight 2>/dev/null &&
-			((reads + writes > 0)) && return
-		sleep 0.05
+	local i reads writes stat start=
+	for ((i = 0; i < 50; i++)); do
+		read -r reads writes </sys/block/"$1"/inflight &&
+			read -r -a stat </sys/block/"$1"/stat || return 0
+		((reads + writes == 0)) || return 0
+		# Fields 1 and 5 of stat: the reads and writes completed.
+		start=${start:-$((stat[0] + stat[4]))}
+		((stat[0] + stat[4] - start < 100)) || return 0
+		sleep 0.02
 	done
 }
 
