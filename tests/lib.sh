@@ -144,6 +144,17 @@ expect_same() {
 	fi
 }
 
+# copy_of DISK FILE: the whole content of DISK, read directly, into FILE.
+copy_of() { dd if=/dev/"$1" of="$2" bs=1M iflag=direct status=none; }
+
+# expect_same_data A B WHAT: the files or disks A and B hold the same bytes.
+# (One cmp rather than a checksum of each: hashing is slow in the VM, and cmp
+# says where they differ.)
+expect_same_data() {
+	local out
+	out=$(cmp "$1" "$2" 2>&1) || { echo "    $3: $out"; return 1; }
+}
+
 # Number of hardware queues of a disk.
 nr_hw_queues() {
 	local q=(/sys/block/"$1"/mq/[0-9]*)

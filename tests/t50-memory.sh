@@ -15,9 +15,6 @@ mb_device() {
 	echo 1 >"$dir"/power
 }
 
-# sum DISK: a checksum of the whole content of DISK.
-sum() { dd if=/dev/"$1" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1; }
-
 test_memory_backed_forces_blocking() {
 	load_both
 	mkdir $RCFG/d $CCFG/c
@@ -103,7 +100,7 @@ test_same_writes_give_same_contents() {
 		mb_device $CCFG/c 32 $bs
 		same_writes d $bs
 		same_writes c $bs
-		expect_same "$(sum d)" "$(sum c)" "contents after the same writes (bs $bs)"
+		expect_same_data /dev/d /dev/c "contents after the same writes (bs $bs)"
 		rmdir $RCFG/d $CCFG/c
 	done
 }
@@ -126,10 +123,10 @@ test_block_size_0_stores_512_byte_blocks() {
 		# A FLUSH, so that the cache's data survives the power cycle.
 		dd if=/dev/$dev of=/dev/$dev bs=512 count=1 oflag=direct conv=notrunc,fsync status=none
 	done
-	expect_same "$(sum d)" "$(sum c)" "contents after the same writes and discards"
+	expect_same_data /dev/d /dev/c "contents after the same writes and discards"
 	power_cycle $RCFG/d
 	power_cycle $CCFG/c
-	expect_same "$(sum d)" "$(sum c)" "contents after a power cycle"
+	expect_same_data /dev/d /dev/c "contents after a power cycle"
 }
 
 test_unwritten_sectors_read_zeros() {
@@ -152,10 +149,10 @@ test_data_survives_power_cycle() {
 	load_both
 	mb_device $RCFG/d 32 4096
 	fio_ok /dev/d --rw=randwrite --bs=4k --iodepth=8 --size=32M --io_size=16M --time_based=0
-	before=$(sum d)
+	copy_of d /tmp/before
 	echo 0 >$RCFG/d/power
 	echo 1 >$RCFG/d/power
-	expect_eq "$(sum d)" "$before" "contents after power off and on"
+	expect_same_data /dev/d /tmp/before "contents after power off and on"
 }
 
 # expect_kib BASE -ge|-lt MIB WHAT: the kernel memory used since BASE
@@ -187,10 +184,9 @@ test_memory_is_freed_with_the_device() {
 }
 
 test_filesystem_on_a_memory_backed_disk() {
-	local sum_before opts
+	local opts
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	dd if=/dev/urandom of=/tmp/file bs=1M count=40 status=none
-	sum_before=$(md5sum </tmp/file)
 	mkdir -p /mnt/fs
 	# Without a cache, and with one much smaller than the data, which
 	# ext4's flushes and FUA writes must write back.
@@ -206,7 +202,7 @@ test_filesystem_on_a_memory_backed_disk() {
 		power_cycle $RCFG/fs
 		expect_eq "$(run fsck.ext4 -n -f /dev/fs)" 0 "fsck ($opts)"
 		mount /dev/fs /mnt/fs || { echo "    mount after power cycle failed ($opts)"; return 1; }
-		expect_eq "$(md5sum </mnt/fs/file)" "$sum_before" "file after remount ($opts)"
+		expect_same_data /mnt/fs/file /tmp/file "file after remount ($opts)"
 		expect_eq "$(run diff -r "$PWD" /mnt/fs/dir/tree)" 0 "directory after remount ($opts)"
 		umount /mnt/fs
 		rmdir $RCFG/fs
@@ -305,7 +301,7 @@ test_discard_frees_data_like_null_blk() {
 		blkdiscard -o $((bs * 5)) -l $((bs * 3)) /dev/c
 		blkdiscard -o 1048576 -l 4194304 /dev/d
 		blkdiscard -o 1048576 -l 4194304 /dev/c
-		expect_same "$(sum d)" "$(sum c)" "contents after discards (bs $bs)"
+		expect_same_data /dev/d /dev/c "contents after discards (bs $bs)"
 		expect_eq "$(dd if=/dev/d bs=1M skip=1 count=4 iflag=direct status=none |
 			tr -d '\0' | wc -c)" 0 "discarded range (bs $bs)"
 		# Discarding everything frees the memory.
@@ -417,16 +413,15 @@ test_fua_writes_skip_the_cache() {
 
 # cache_writes DIR BS: a memory-backed disk with a cache of 1 MiB and blocks
 # of BS, made at DIR, takes over 4 MiB of random writes, a flush and a power
-# cycle; the checksum of its contents goes to /tmp/cache-sum-DISK.
+# cycle; a copy of its contents goes to /tmp/cache-data-DISK.
 # (A half of `together`: each step checks its status.)
 cache_writes() {
-	local dev=${1##*/} before
+	local dev=${1##*/}
 	mb_device "$1" 32 "$2" cache_size=1 || return 1
-	same_writes $dev "$2" || return 1
-	before=$(sum $dev)
-	echo "$before" >/tmp/cache-sum-$dev
+	same_writes $dev "$2" && copy_of $dev /tmp/cache-data-$dev || return 1
 	sync /dev/$dev && power_cycle "$1" || return 1
-	expect_eq "$(sum $dev)" "$before" "$dev: contents after flush and power cycle (bs $2)" &&
+	expect_same_data /dev/$dev /tmp/cache-data-$dev \
+		"$dev: contents after flush and power cycle (bs $2)" &&
 		fio_ok /dev/$dev --rw=randwrite --bs=$(($2 > 4096 ? $2 : 4096)) --iodepth=16 \
 			--size=16M --verify=crc32c --do_verify=1 --time_based=0 --fsync=64 &&
 		rmdir "$1"
@@ -445,7 +440,7 @@ test_small_cache_under_heavy_writes() {
 			continue
 		fi
 		together cache_writes $RCFG/d $bs -- cache_writes $CCFG/c $bs || return 1
-		expect_same "$(</tmp/cache-sum-d)" "$(</tmp/cache-sum-c)" "contents (bs $bs)"
+		expect_same_data /tmp/cache-data-d /tmp/cache-data-c "contents (bs $bs)"
 	done
 }
 
