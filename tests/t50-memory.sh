@@ -36,7 +36,7 @@ test_fio_verify_on_memory_backed_disks() {
 		# Both disks at once (one job each).
 		for qd in 1 16; do
 			fio_ok /dev/d,/dev/c --rw=randwrite --bs=$((bs * 2)) --iodepth=$qd \
-				--size=16M --verify=crc32c --do_verify=1 --time_based=0 --runtime=30
+				--size=8M --verify=crc32c --do_verify=1 --time_based=0 --runtime=30
 		done
 		fio_ok /dev/d,/dev/c --rw=write --bs=64k --iodepth=4 --size=8M \
 			--verify=crc32c --time_based=0 --runtime=30
@@ -423,7 +423,7 @@ cache_writes() {
 	expect_same_data /dev/$dev /tmp/cache-data-$dev \
 		"$dev: contents after flush and power cycle (bs $2)" &&
 		fio_ok /dev/$dev --rw=randwrite --bs=$(($2 > 4096 ? $2 : 4096)) --iodepth=16 \
-			--size=16M --verify=crc32c --do_verify=1 --time_based=0 --fsync=64 &&
+			--size=8M --verify=crc32c --do_verify=1 --time_based=0 --fsync=64 &&
 		rmdir "$1"
 }
 
