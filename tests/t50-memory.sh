@@ -65,17 +65,21 @@ shared_page_jobs() {
 		expect_eq "$(grep -c '"jobname"' <<<"$out")" 6 "jobs run on $1"
 }
 
-# On both drivers at once, with and without a cache.
+# shared_page_pair CACHE: shared_page_jobs on rnull's dCACHE and null_blk's
+# cCACHE at once.
+shared_page_pair() {
+	together shared_page_jobs d$1 -- shared_page_jobs c$1 || { echo "    (cache_size $1)"; return 1; }
+}
+
+# On both drivers, with and without a cache: the four disks at once.
 test_parallel_jobs_share_pages() {
 	local cache
 	load_both
 	for cache in 0 4; do
-		mb_device $RCFG/d 64 512 cache_size=$cache discard=1
-		mb_device $CCFG/c 64 512 cache_size=$cache discard=1
-		together shared_page_jobs d -- shared_page_jobs c ||
-			{ echo "    (cache_size $cache)"; return 1; }
-		rmdir $RCFG/d $CCFG/c
+		mb_device $RCFG/d$cache 64 512 cache_size=$cache discard=1
+		mb_device $CCFG/c$cache 64 512 cache_size=$cache discard=1
 	done
+	together shared_page_pair 0 -- shared_page_pair 4
 }
 
 # same_writes DISK BS: a fixed sequence of writes of BS-sized blocks. (Also
