@@ -83,8 +83,9 @@ test_timer_completion_takes_completion_nsec() {
 # 0 or the errno name of the failed read.
 read_errno() {
 	local out
-	out=$(dd if=/dev/"$1" of=/dev/null bs=4k count=1 iflag=direct 2>&1) && { echo 0; return; }
-	errno_of "$(grep 'error reading' <<<"$out")"
+	out=$(dd if=/dev/"$1" of=/dev/null bs=4k count=1 iflag=direct status=none 2>&1) &&
+		{ echo 0; return; }
+	errno_of "$out"
 }
 
 # fake_timeouts DISK...: the next request of each DISK is lost, as if the
