@@ -182,6 +182,11 @@ together() {
 	return $status
 }
 
+# The fields of fio's terse output (version 3) that the tests read, counted
+# from 0: the job name, its error, the KiB read, the read KiB/s, the mean
+# completion latency of the reads (µs, six decimals) and the KiB written.
+FIO_NAME=2 FIO_ERROR=4 FIO_READ_KIB=5 FIO_READ_BW=6 FIO_READ_CLAT_MEAN=15 FIO_WRITE_KIB=46
+
 # fio_results_to ARRAY FILE: reads fio's terse output (version 3, one line
 # a job, fields separated by ';') from FILE into the associative ARRAY:
 # for each job name, "ERRORS KIB", the errors and the KiB read and written of
@@ -195,10 +200,10 @@ fio_results_to() {
 	while IFS= read -r line; do
 		[[ $line == "3;"* ]] || continue
 		IFS=';' read -r -a f <<<"$line"
-		# 3: job name, 5: error, 6: KiB read, 7: read KiB/s,
-		# 47: KiB written.
-		read -r errors kib <<<"${fio_results[${f[2]}]:-0 0}"
-		fio_results[${f[2]}]="$((errors + f[4])) $((kib + f[5] + f[46]))"
+		read -r errors kib <<<"${fio_results[${f[FIO_NAME]}]:-0 0}"
+		errors=$((errors + f[FIO_ERROR]))
+		kib=$((kib + f[FIO_READ_KIB] + f[FIO_WRITE_KIB]))
+		fio_results[${f[FIO_NAME]}]="$errors $kib"
 	done <"$2"
 }
 
@@ -274,6 +279,13 @@ injected_faults_end() { echo "rnull-tests: injected faults end" >/dev/kmsg; }
 # took a tenth of a second or more in the VM. kernel_log gives all of it.
 KERNEL_LOG=/tmp/rnull-kernel.log
 save_kernel_log() { dmesg -c >>"$KERNEL_LOG"; }
+# take_kernel_log_to VAR: what the log holds now, in VAR, moved to the file
+# as save_kernel_log does.
+take_kernel_log_to() {
+	local -n take_kernel_log=$1
+	take_kernel_log=$(dmesg -c)
+	[ -z "$take_kernel_log" ] || printf '%s\n' "$take_kernel_log" >>"$KERNEL_LOG"
+}
 kernel_log() { cat "$KERNEL_LOG" 2>/dev/null; dmesg; }
 
 # The kernel log without what the tests expected (tests/log-filter.awk).

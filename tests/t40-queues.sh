@@ -11,9 +11,7 @@ mean_clat_ns() {
 	out=$(fio --name=t --filename="$dev" --ioengine=io_uring --direct=1 --size=64M \
 		--runtime=1 --time_based --rw=randread --output-format=terse "$@" 2>&1)
 	IFS=';' read -r -a f <<<"$out"
-	# Field 16 of fio's terse output (tests/lib.sh, fio_results_to): the
-	# mean completion latency of the reads, in µs with six decimals.
-	us=${f[15]:-?}
+	us=${f[FIO_READ_CLAT_MEAN]:-?}
 	[[ $us =~ ^([0-9]+)\.([0-9]{3}) ]] || { echo "no latency from fio: ${out:0:200}"; return; }
 	echo $((10#${BASH_REMATCH[1]} * 1000 + 10#${BASH_REMATCH[2]}))
 }

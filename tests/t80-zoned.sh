@@ -36,13 +36,12 @@ zone_settings() {
 
 # zone_messages_to VAR DRIVER: what DRIVER logged since the kernel log was
 # last read and cleared, without its prefix and the disk names, in VAR; the
-# log goes on to the run's saved log (save_kernel_log). One dmesg, and bash
+# log goes on to the run's saved log (take_kernel_log_to). One dmesg, and bash
 # for the rest: this runs twice for each power-on of t80's geometry test.
 zone_messages_to() {
 	local -n zone_messages=$1
 	local log line msg
-	log=$(dmesg -c)
-	[ -z "$log" ] || printf '%s\n' "$log" >>"$KERNEL_LOG"
+	take_kernel_log_to log
 	zone_messages=
 	while IFS= read -r line; do
 		[[ $line =~ ^\[[^]]*\]\ $2:\ (.*)$ ]] || continue

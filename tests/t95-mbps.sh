@@ -11,10 +11,8 @@ rate() {
 	shift 2
 	out=$(fio --name=rate --filename=/dev/"$disk" --direct=1 --rw=randread --bs="$bs" \
 		--runtime=3 --time_based --output-format=terse "$@" 2>/dev/null)
-	# Field 7 of fio's terse output: the KiB/s read (tests/lib.sh,
-	# fio_results_to).
 	IFS=';' read -r -a f <<<"$out"
-	echo "${f[6]}"
+	echo "${f[FIO_READ_BW]}"
 }
 
 # rates DISK:BS[:ARG...]...: runs rate on every DISK at once, rather than one
