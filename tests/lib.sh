@@ -162,22 +162,26 @@ nr_hw_queues() {
 	echo "${#q[@]}"
 }
 
-# together CMD... -- CMD...: runs the two commands at once, the first in the
-# background, for the halves of a test that wait or start many programs
-# (the VM has two CPUs). Both run to their end; their output is shown in
-# order, and together fails if either failed. (A half runs where set -e
-# does not stop it: each of its steps checks its status.)
+# together CMD... -- CMD...: runs the two commands at once, for the halves of
+# a test that wait or start many programs (the VM has two CPUs). Both run to
+# their end; their output is shown in order, and together fails if either
+# failed. Each half runs in a background subshell of its own, so that a
+# test's set -e stops a half at its first failed step, provided together
+# is not itself called where set -e is off (after `if`, before `||` or `&&`):
+# there a half must check each step's status itself.
 together() {
-	local first=() out=/tmp/rnull-together.$BASHPID pid status=0
+	local first=() out=/tmp/rnull-together.$BASHPID pid1 pid2 status=0
 	while [ "$1" != -- ]; do
 		first+=("$1")
 		shift
 	done
 	shift
 	"${first[@]}" >"$out.1" 2>&1 &
-	pid=$!
-	"$@" >"$out.2" 2>&1 || status=1
-	wait "$pid" || status=1
+	pid1=$!
+	"$@" >"$out.2" 2>&1 &
+	pid2=$!
+	wait "$pid1" || status=1
+	wait "$pid2" || status=1
 	cat "$out.1" "$out.2"
 	return $status
 }
