@@ -122,9 +122,15 @@ unload_all() {
 	done
 	# Only what is loaded, with busybox's static rmmod: neither driver
 	# depends on another module, and modprobe -r takes a tenth of a second
-	# in the VM.
-	[ ! -d /sys/module/rnull ] || busybox rmmod rnull 2>/dev/null
+	# in the VM. Both at once, when both are loaded: removing disks waits
+	# for RCU grace periods.
+	local pid=
+	if [ -d /sys/module/rnull ]; then
+		busybox rmmod rnull 2>/dev/null &
+		pid=$!
+	fi
 	[ ! -d /sys/module/null_blk ] || busybox rmmod null_blk 2>/dev/null
+	[ -z "$pid" ] || wait "$pid"
 	true
 }
 

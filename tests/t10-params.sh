@@ -20,8 +20,14 @@ test_defaults_make_one_disk() {
 # the same disks.
 compare_params() {
 	local r c d ours theirs
-	load_to r rnull "$@"
+	# The two loads at once (and unload_all's two unloads).
+	{
+		load_to r rnull "$@"
+		printf '%s' "$r" >/tmp/rnull-load
+	} &
 	load_to c null_blk "$@"
+	wait $!
+	attr_to r /tmp/rnull-load
 	expect_same "$r" "$c" "modprobe $*"
 	[ "$r" = 0 ] || return 0
 	ours=(/sys/block/rnullb*)
