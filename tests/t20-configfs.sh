@@ -15,10 +15,12 @@ load_both() {
 	expect_eq "$(load null_blk nr_devices=0 "$@")" 0 "modprobe null_blk"
 }
 
-# read_all DIR: every rnull attribute of DIR as "name=value" lines.
+# read_all DIR [SKIP]: every rnull attribute of DIR but SKIP as "name=value"
+# lines.
 read_all() {
 	local a v
 	for a in $RNULL_ATTRS; do
+		[ "$a" != "${2:-}" ] || continue
 		attr_to v "$1/$a"
 		echo "$a=$v"
 	done
@@ -68,41 +70,53 @@ test_power_cycle() {
 	[ ! -e /sys/block/d ] || { echo "    disk still there after rmdir"; return 1; }
 }
 
-test_configured_disks_match_null_blk() {
-	local a v r c
-	load_both
-	for v in "size=100 blocksize=512 submit_queues=2 hw_queue_depth=8 rotational=1" \
-		"size=1 blocksize=4096 irqmode=0 submit_queues=100" \
-		"size=0 blocksize=2048 hw_queue_depth=20000 irqmode=1" \
-		"size=2 blocksize=0 submit_queues=0" \
-		"size=4 max_sectors=8 virt_boundary=1 queue_mode=0" \
-		"size=4 max_sectors=4294967295 queue_mode=3 blocksize=4096" \
-		"size=4 max_sectors=1000 virt_boundary=0" \
-		"size=8 blocksize=8192" "size=8 blocksize=65536 max_sectors=128" \
-		"size=8 home_node=0 use_per_node_hctx=1 submit_queues=2" \
-		"size=8 home_node=4294967295 use_per_node_hctx=0 submit_queues=2" \
-		"size=8 poll_queues=0 submit_queues=2" "size=8 poll_queues=5" \
-		"size=8 blocking=1 no_sched=1 shared_tag_bitmap=1 hw_queue_depth=4" \
-		"size=8 irqmode=2 completion_nsec=100000" "size=8 irqmode=7 completion_nsec=0" \
-		"size=8 shared_tags=1 submit_queues=2 hw_queue_depth=3 blocking=1" \
-		"size=8 memory_backed=1 blocking=0 blocksize=4096" \
-		"size=8 memory_backed=1 discard=1" "size=8 memory_backed=0 discard=1" \
-		"size=8 memory_backed=1 cache_size=1" "size=8 memory_backed=1 cache_size=2 fua=0" \
-		"size=8 memory_backed=0 cache_size=4" \
-		"size=8 memory_backed=1 cache_size=18446744073709551615"; do
-		mkdir $RCFG/d $CCFG/c
+# configured_lane LANE RNULL_NAME NULL_BLK_NAME: the settings of
+# configured_disks_match_null_blk at LANE, LANE + 2, ..., each on a fresh
+# pair of devices of these names, powered on and compared.
+configured_lane() {
+	local i a v r c
+	for ((i = $1; i < ${#configs[@]}; i += 2)); do
+		v=${configs[i]}
+		mkdir $RCFG/$2 $CCFG/$3
 		for a in $v; do
-			wr_to r $RCFG/d/"${a%=*}" "${a#*=}"
-			wr_to c $CCFG/c/"${a%=*}" "${a#*=}"
+			wr_to r $RCFG/$2/"${a%=*}" "${a#*=}"
+			wr_to c $CCFG/$3/"${a%=*}" "${a#*=}"
 			expect_same "$r" "$c" "write $a"
 		done
-		wr_to r $RCFG/d/power 1
-		wr_to c $CCFG/c/power 1
+		wr_to r $RCFG/$2/power 1
+		wr_to c $CCFG/$3/power 1
 		expect_same "$r" "$c" "power on ($v)"
-		expect_same "$(read_all $RCFG/d)" "$(read_all $CCFG/c)" "read-back ($v)"
-		expect_same "$(disk_shape d)" "$(disk_shape c)" "disk ($v)"
-		rmdir $RCFG/d $CCFG/c
+		# Not the index: the lanes power on at once, in an order of their
+		# own in each driver (index_is_allocated_like_null_blk checks it).
+		expect_same "$(read_all $RCFG/$2 index)" "$(read_all $CCFG/$3 index)" "read-back ($v)"
+		expect_same "$(disk_shape $2)" "$(disk_shape $3)" "disk ($v)"
+		rmdir $RCFG/$2 $CCFG/$3
 	done
+}
+
+test_configured_disks_match_null_blk() {
+	local configs=("size=100 blocksize=512 submit_queues=2 hw_queue_depth=8 rotational=1"
+		"size=1 blocksize=4096 irqmode=0 submit_queues=100"
+		"size=0 blocksize=2048 hw_queue_depth=20000 irqmode=1"
+		"size=2 blocksize=0 submit_queues=0"
+		"size=4 max_sectors=8 virt_boundary=1 queue_mode=0"
+		"size=4 max_sectors=4294967295 queue_mode=3 blocksize=4096"
+		"size=4 max_sectors=1000 virt_boundary=0"
+		"size=8 blocksize=8192" "size=8 blocksize=65536 max_sectors=128"
+		"size=8 home_node=0 use_per_node_hctx=1 submit_queues=2"
+		"size=8 home_node=4294967295 use_per_node_hctx=0 submit_queues=2"
+		"size=8 poll_queues=0 submit_queues=2" "size=8 poll_queues=5"
+		"size=8 blocking=1 no_sched=1 shared_tag_bitmap=1 hw_queue_depth=4"
+		"size=8 irqmode=2 completion_nsec=100000" "size=8 irqmode=7 completion_nsec=0"
+		"size=8 shared_tags=1 submit_queues=2 hw_queue_depth=3 blocking=1"
+		"size=8 memory_backed=1 blocking=0 blocksize=4096"
+		"size=8 memory_backed=1 discard=1" "size=8 memory_backed=0 discard=1"
+		"size=8 memory_backed=1 cache_size=1" "size=8 memory_backed=1 cache_size=2 fua=0"
+		"size=8 memory_backed=0 cache_size=4"
+		"size=8 memory_backed=1 cache_size=18446744073709551615")
+	load_both
+	# Two lanes at once, on devices of their own.
+	together configured_lane 0 d c -- configured_lane 1 e f
 }
 
 test_busy_while_powered() {
@@ -138,24 +152,36 @@ test_failed_power_on_leaves_device_off() {
 	done
 }
 
-test_bad_input_errno_matches_null_blk() {
-	local a v long r c
-	long=$(printf '1%.0s' $(seq 4096))
-	load_both
-	mkdir $RCFG/d $CCFG/c
+# bad_input_lane LANE RNULL_DIR NULL_BLK_DIR: the bad values of
+# bad_input_errno_matches_null_blk written to every other attribute, from the
+# LANE-th on, of the two devices; the answers and what the attributes read
+# after must be the same.
+bad_input_lane() {
+	local i=0 a v r c
 	for a in $RNULL_ATTRS; do
+		(((i++ % 2) == $1)) || continue
 		[ "$a" = power ] || [ "$a" = index ] && continue
 		for v in "" $'\n' " " "-1" "abc" "0x" "0x10" "010" "09" "+5" "5 " \
 			$'7\n' $'7\n\n' "18446744073709551615" "18446744073709551616" \
 			"4294967296" "yes" "no" "2" "on" "$long"; do
-			wr_to r $RCFG/d/$a "$v"
-			wr_to c $CCFG/c/$a "$v"
+			wr_to r $2/$a "$v"
+			wr_to c $3/$a "$v"
 			expect_same "$r" "$c" "write '${v:0:24}' to $a"
-			attr_to r $RCFG/d/$a
-			attr_to c $CCFG/c/$a
+			attr_to r $2/$a
+			attr_to c $3/$a
 			expect_same "$r" "$c" "$a after '${v:0:24}'"
 		done
 	done
+}
+
+test_bad_input_errno_matches_null_blk() {
+	local v long
+	long=$(printf '1%.0s' $(seq 4096))
+	load_both
+	mkdir $RCFG/d $CCFG/c $RCFG/e $CCFG/f
+	# Two lanes at once, on devices of their own.
+	together bad_input_lane 0 $RCFG/d $CCFG/c -- bad_input_lane 1 $RCFG/e $CCFG/f
+	rmdir $RCFG/e $CCFG/f
 	# Fresh devices for power: the writes above left values such as a
 	# home_node that is not online, which crashes null_blk at power-on.
 	rmdir $RCFG/d $CCFG/c
