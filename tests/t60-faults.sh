@@ -271,12 +271,14 @@ teardown_under_load() {
 	((SECONDS - start < 40)) || { echo "    $3: teardown took $((SECONDS - start)) s"; return 1; }
 }
 
-# teardown_lane HELD DISK: teardowns under load of a configfs device DISK in
-# every completion mode; with HELD=1, a few requests are lost (held until they
-# time out, after a second rather than the tag set's five).
+# teardown_lane HELD DISK MODE...: teardowns under load of a configfs device
+# DISK in each completion MODE (an irqmode, or poll); with HELD=1, a few
+# requests are lost (held until they time out, after a second rather than the
+# tag set's five).
 teardown_lane() {
-	local held=$1 dir=$RCFG/$2 mode
-	for mode in 0 1 2 poll; do
+	local held=$1 disk=$2 dir=$RCFG/$2 mode
+	shift 2
+	for mode in "$@"; do
 		mkdir $dir && echo 64 >$dir/hw_queue_depth || return 1
 		if [ $mode = poll ]; then
 			echo 1 >$dir/poll_queues
@@ -285,24 +287,27 @@ teardown_lane() {
 		fi || return 1
 		echo 1 >$dir/power || return 1
 		if [ $held = 1 ]; then
-			echo 1000 >/sys/block/$2/queue/io_timeout &&
-				echo 1 >/sys/block/$2/io-timeout-fail || return 1
+			echo 1000 >/sys/block/$disk/queue/io_timeout &&
+				echo 1 >/sys/block/$disk/io-timeout-fail || return 1
 		fi
-		teardown_under_load $dir $2 "irqmode $mode, held $held" \
+		teardown_under_load $dir $disk "irqmode $mode, held $held" \
 			"$([ $mode = poll ] && echo --hipri)" || return 1
 	done
 }
+
+held_teardown_lanes() { together teardown_lane 1 e 0 1 -- teardown_lane 1 f 2 poll; }
 
 test_power_off_and_rmdir_under_load() {
 	local f=/sys/kernel/debug/fail_io_timeout status=0
 	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
 	# fail_io_timeout loses 2% of the requests of the disks that ask for it
-	# (io-timeout-fail): those of the second lane.
+	# (io-timeout-fail): those of the held lanes.
 	echo 0 >$f/verbose
 	echo 2 >$f/probability
 	echo -1 >$f/times
-	# The two lanes at once, on devices of their own.
-	together teardown_lane 0 d -- teardown_lane 1 e || status=1
+	# The lanes at once, on devices of their own; those that hold requests
+	# mostly wait, two modes each.
+	together teardown_lane 0 d 0 1 2 poll -- held_teardown_lanes || status=1
 	echo 0 >$f/probability
 	return $status
 }
