@@ -204,7 +204,7 @@ test_queue_count_beyond_the_cpus_on_one_queue_map() {
 test_queue_changes_under_io() {
 	# Both drivers at once, each step on rnull's disk and then on null_blk's.
 	local dir disk step n job
-	local -A result
+	local -A result pid
 	expect_eq "$(load rnull nr_devices=0 poll_queues=2)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0 poll_queues=2)" 0 "modprobe null_blk"
 	for dir in $RCFG/d $CCFG/c; do
@@ -212,9 +212,10 @@ test_queue_changes_under_io() {
 		mkdir $dir
 		echo 1 >$dir/power
 		fio --output-format=terse --filename=/dev/$disk --ioengine=io_uring --direct=1 \
-			--size=64M --runtime=5 --time_based --bs=4k --iodepth=16 \
+			--size=64M --runtime=4 --time_based --bs=4k --iodepth=16 \
 			--name=plain --rw=randrw --name=polled --rw=randread --hipri \
 			>/tmp/fio-$disk.out 2>&1 &
+		pid[$disk]=$!
 	done
 	wait_for_io d
 	wait_for_io c
@@ -227,7 +228,12 @@ test_queue_changes_under_io() {
 			expect_eq "$(wr $dir/poll_queues "$n")" 0 "$disk poll_queues=$n"
 			expect_eq "$(nr_hw_queues "$disk")" $((${step%:*} + ${step#*:})) "$disk hw queues"
 		done
-		sleep 0.5
+		sleep 0.3
+	done
+	# The changes were made under I/O: fio still runs.
+	for disk in d c; do
+		kill -0 "${pid[$disk]}" 2>/dev/null ||
+			{ echo "    $disk: fio ended before the last change"; return 1; }
 	done
 	wait
 	for disk in d c; do

@@ -137,49 +137,61 @@ test_power_off_drains_throttled_requests() {
 	# Requests waiting in stopped queues are dispatched by the next ticks
 	# while the disk is deleted: power-off returns at once. (fio goes on
 	# after it, with both drivers, until killed.)
-	local dir pid start took
+	local dir start took
+	local -A pid
 	load_both
 	pair size=64 mbps=1
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	for dir in $RCFG/d $CCFG/c; do
 		fio --name=wait --filename=/dev/"${dir##*/}" --direct=1 --rw=randread --bs=4k \
 			--iodepth=32 --ioengine=io_uring --runtime=30 --time_based >/dev/null 2>&1 &
-		pid=$!
-		sleep 1
-		start=$(date +%s%N)
+		pid[$dir]=$!
+	done
+	sleep 1
+	for dir in $RCFG/d $CCFG/c; do
+		start=$EPOCHREALTIME
 		echo 0 >$dir/power || return 1
-		took=$((($(date +%s%N) - start) / 1000000))
-		kill $pid 2>/dev/null || true
-		wait $pid || true
+		took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
+		kill "${pid[$dir]}" 2>/dev/null || true
+		wait "${pid[$dir]}" || true
 		note "${dir##*/}: power-off took $took ms"
 		((took < 5000)) || { echo "    ${dir##*/}: power-off took $took ms"; return 1; }
 	done
 }
 
+# throttled_cached_writes DISK: polled and batched verified writes on DISK,
+# a throttled, cached, memory-backed disk: every request refused at first is
+# issued again, none is lost.
+throttled_cached_writes() {
+	expect_eq "$(run fio --name=polled --filename=/dev/$1 --rw=randwrite --ioengine=io_uring \
+		--hipri --iodepth=16 "${job[@]}")" 0 "rnull: throttled polled writes, verified"
+	expect_eq "$(run fio --name=batched --filename=/dev/$1 --rw=randwrite --offset=4M \
+		--ioengine=io_uring --iodepth=32 --iodepth_batch_submit=16 "${job[@]}")" 0 \
+		"rnull: throttled batched writes, verified"
+}
+
+# throttled_zoned_writes DISK: verified writes on DISK, a throttled, zoned,
+# memory-backed disk.
+throttled_zoned_writes() {
+	expect_eq "$(run fio --name=zoned --filename=/dev/$1 --zonemode=zbd --rw=write \
+		--ioengine=io_uring --iodepth=8 "${job[@]}")" 0 "$1: throttled zoned writes, verified"
+}
+
+both_throttled_zoned_writes() { together throttled_zoned_writes d -- throttled_zoned_writes c; }
+
 test_throttled_io_with_memory_cache_polling_and_zones() {
 	local job=(--direct=1 --bs=4k --size=1M --verify=crc32c --do_verify=1)
 	load_both
-	# Polled and batched writes on a cached memory-backed disk: every
-	# request refused at first is issued again, none is lost.
-	mkdir $RCFG/d
+	# Polled and batched writes on a cached memory-backed disk (e), and a
+	# zoned memory-backed disk on both drivers (d and c), all at once: each
+	# disk has a budget of its own.
+	mkdir $RCFG/e
 	for a in size=16 memory_backed=1 cache_size=1 poll_queues=1 mbps=2; do
-		echo "${a#*=}" >$RCFG/d/"${a%%=*}"
+		echo "${a#*=}" >$RCFG/e/"${a%%=*}"
 	done
-	echo 1 >$RCFG/d/power || return 1
-	echo none >/sys/block/d/queue/scheduler
-	expect_eq "$(run fio --name=polled --filename=/dev/d --rw=randwrite --ioengine=io_uring \
-		--hipri --iodepth=16 "${job[@]}")" 0 "rnull: throttled polled writes, verified" &&
-		expect_eq "$(run fio --name=batched --filename=/dev/d --rw=randwrite --offset=4M \
-			--ioengine=io_uring --iodepth=32 --iodepth_batch_submit=16 "${job[@]}")" 0 \
-			"rnull: throttled batched writes, verified" || return 1
-	echo 0 >$RCFG/d/power && rmdir $RCFG/d || return 1
-	# A zoned memory-backed disk on both.
 	pair size=16 zoned=1 zone_size=1 memory_backed=1 mbps=2
-	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
-	for disk in d c; do
-		expect_eq "$(run fio --name=zoned --filename=/dev/$disk --zonemode=zbd --rw=write \
-			--ioengine=io_uring --iodepth=8 "${job[@]}")" 0 \
-			"$disk: throttled zoned writes, verified" || return 1
-	done
+	echo 1 >$RCFG/e/power && echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
+	echo none >/sys/block/e/queue/scheduler
+	together throttled_cached_writes e -- both_throttled_zoned_writes
 	expect_same "$(blkzone report /dev/d)" "$(blkzone report /dev/c)" "zones after the writes"
 }

@@ -85,8 +85,12 @@ test_injected_timeouts_match_null_blk() {
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	for disk in d c; do echo 1000 >/sys/block/$disk/queue/io_timeout; done
 	inject timeout_inject 100 1 || return 1
-	expect_eq "$(read4k d)" ETIMEDOUT "rnull: read with a timeout injected" &&
-		expect_eq "$(read4k c)" ETIMEDOUT "null_blk: read with a timeout injected" &&
+	# The two reads that time out at once.
+	read4k d >/tmp/timeout-d &
+	read4k c >/tmp/timeout-c
+	wait $!
+	expect_eq "$(</tmp/timeout-d)" ETIMEDOUT "rnull: read with a timeout injected" &&
+		expect_eq "$(</tmp/timeout-c)" ETIMEDOUT "null_blk: read with a timeout injected" &&
 		expect_eq "$(read4k d)" 0 "rnull: the read after" &&
 		expect_eq "$(read4k c)" 0 "null_blk: the read after" || return 1
 	expect_eq "$(<$RCFG/d/timeout_inject/times) $(<$CCFG/c/timeout_inject/times)" "0 0" \
