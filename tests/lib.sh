@@ -112,6 +112,33 @@ pair() {
 	done
 }
 
+# every_irqmode PARAM=VALUE...: disks of both drivers in each completion
+# mode, to run fio on all at once: rnull and null_blk loaded with PARAMs and
+# irqmode=0 (their module disks rnullb0 and nullb0), and configfs devices r1
+# and c1 in irqmode 1, r2 and c2 in irqmode 2, with the same settings (gb as
+# size). Their device paths, comma-separated, are left in IRQMODE_DISKS.
+every_irqmode() {
+	local p dir mode r c
+	load_to r rnull irqmode=0 "$@"
+	load_to c null_blk irqmode=0 "$@"
+	expect_eq "$r $c" "0 0" "modprobe rnull, null_blk irqmode=0 $*"
+	IRQMODE_DISKS=/dev/rnullb0,/dev/nullb0
+	for mode in 1 2; do
+		for dir in $RCFG/r$mode $CCFG/c$mode; do
+			mkdir "$dir"
+			echo $mode >"$dir"/irqmode
+			for p in "$@"; do
+				case $p in
+				gb=*) echo $((${p#gb=} * 1024)) >"$dir"/size ;;
+				*) echo "${p#*=}" >"$dir/${p%%=*}" ;;
+				esac
+			done
+			echo 1 >"$dir"/power
+			IRQMODE_DISKS+=,/dev/${dir##*/}
+		done
+	done
+}
+
 # unload every driver under test, removing their configfs devices first.
 unload_all() {
 	local d

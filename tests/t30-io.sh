@@ -22,15 +22,10 @@ fio_ok() {
 }
 
 test_fio_on_both_drivers() {
-	local mode
-	for mode in 0 1; do
-		expect_eq "$(load rnull irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe rnull"
-		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe null_blk"
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randread --bs=4k --iodepth=16
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randwrite --bs=64k --iodepth=4 --numjobs=2
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=read --bs=1M --iodepth=2 --ioengine=libaio
-		unload_all
-	done
+	every_irqmode submit_queues=2 gb=1
+	fio_ok "$IRQMODE_DISKS" --rw=randread --bs=4k --iodepth=16
+	fio_ok "$IRQMODE_DISKS" --rw=randwrite --bs=64k --iodepth=4 --numjobs=2
+	fio_ok "$IRQMODE_DISKS" --rw=read --bs=1M --iodepth=2 --ioengine=libaio
 }
 
 test_fio_on_configfs_disk() {

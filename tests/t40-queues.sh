@@ -17,17 +17,10 @@ mean_clat_ns() {
 }
 
 test_fio_with_every_irqmode_and_polling() {
-	local mode
-	for mode in 0 1 2; do
-		expect_eq "$(load rnull irqmode=$mode submit_queues=2 poll_queues=2 gb=1)" 0 \
-			"modprobe rnull irqmode=$mode"
-		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 poll_queues=2 gb=1)" 0 \
-			"modprobe null_blk irqmode=$mode"
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randread --bs=4k --iodepth=8 --numjobs=2
-		# Polled: each job polls the poll queue of its CPU.
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randrw --bs=4k --iodepth=8 --numjobs=2 --hipri
-		unload_all
-	done
+	every_irqmode submit_queues=2 poll_queues=2 gb=1
+	fio_ok "$IRQMODE_DISKS" --rw=randread --bs=4k --iodepth=8 --numjobs=2
+	# Polled: each job polls the poll queue of its CPU.
+	fio_ok "$IRQMODE_DISKS" --rw=randrw --bs=4k --iodepth=8 --numjobs=2 --hipri
 }
 
 # polled_read_errno DISK: one polled read from DISK; prints 0 or the errno
@@ -283,19 +276,15 @@ test_shared_tags_span_devices() {
 test_batched_submission() {
 	# Without a scheduler, plugged requests reach the driver in batches
 	# (queue_rqs).
-	local mode dev
-	for mode in 0 1 2; do
-		expect_eq "$(load rnull irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe rnull"
-		expect_eq "$(load null_blk irqmode=$mode submit_queues=2 gb=1)" 0 "modprobe null_blk"
-		for dev in rnullb0 nullb0; do
-			echo none >/sys/block/$dev/queue/scheduler
-		done
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randread --bs=4k --iodepth=32 \
-			--iodepth_batch_submit=16 --iodepth_batch_complete_min=8 --numjobs=2
-		fio_ok /dev/rnullb0,/dev/nullb0 --rw=randwrite --bs=16k --iodepth=16 \
-			--iodepth_batch_submit=16 --ioengine=libaio
-		unload_all
+	local dev
+	every_irqmode submit_queues=2 gb=1
+	for dev in rnullb0 nullb0 r1 c1 r2 c2; do
+		echo none >/sys/block/$dev/queue/scheduler
 	done
+	fio_ok "$IRQMODE_DISKS" --rw=randread --bs=4k --iodepth=32 \
+		--iodepth_batch_submit=16 --iodepth_batch_complete_min=8 --numjobs=2
+	fio_ok "$IRQMODE_DISKS" --rw=randwrite --bs=16k --iodepth=16 \
+		--iodepth_batch_submit=16 --ioengine=libaio
 }
 
 test_queues_on_two_numa_nodes() {
