@@ -38,12 +38,13 @@ build-debug:
 # The tests run on two NUMA nodes, so that per-node queues and home_node
 # are exercised.
 # The host's checks (misuses of the request API that must not compile, the
-# VM runner's handling of splats) run first; the VM's test run counts their
-# results with its own.
+# VM runner's handling of splats, the benchmark harness on a small scale)
+# run first; the VM's test run counts their results with its own.
 check: build
 	@results=$${RNULL_CACHE:-$$HOME/.cache/rnull}/host-results; \
 	$(SCRIPTS)/compile-fail.sh $$results >/dev/null; \
 	$(SCRIPTS)/harness-check.sh $$results >/dev/null; \
+	$(SCRIPTS)/bench-check.sh $$results >/dev/null; \
 	RNULL_HOST_RESULTS=$$results RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} RNULL_FIO=1 \
 		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
 

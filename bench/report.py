@@ -163,9 +163,11 @@ def summary(points, aa_points):
     else:
         lines.append(f"No A/A calibration: slower at {slower}, faster at {faster} "
                      f"(the interval excludes 1).")
-    lines.append(f"Memory-backed points with 2 jobs ({len(mem_j2)}): geometric mean of IOPS "
-                 f"ratios {geomean(p['ratio'] for p in mem_j2):.3f}. CPU time per I/O: "
-                 f"geometric mean of ratios {geomean(p['cpu_ratio'] for p in points):.3f}.")
+    # (Without such points, no mean of none: "nan".)
+    mem = (f"Memory-backed points with 2 jobs ({len(mem_j2)}): geometric mean of IOPS "
+           f"ratios {geomean(p['ratio'] for p in mem_j2):.3f}. " if mem_j2 else "")
+    lines.append(f"{mem}CPU time per I/O: geometric mean of ratios "
+                 f"{geomean(p['cpu_ratio'] for p in points):.3f}.")
     return "\n".join(lines)
 
 
