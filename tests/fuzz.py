@@ -94,6 +94,10 @@ HOSTILE = ["", "\n", " ", "-1", "abc", "0x", "0x10", "010", "09", "+5", "5 ", "7
 # large for that.
 HOSTILE_FOR = {
     "mbps": ["", "-1", "abc", "0x", "4294967296", "yes", "1" * 300, "0x4000", "4294967295"],
+    # Not 2^64 - 1: a timer completion of centuries on rnull, held past the
+    # timeout like any later than it (null_blk wraps it to no delay at all;
+    # Documentation/rnull.rst, "Differences from null_blk").
+    "completion_nsec": [v for v in HOSTILE if v != "18446744073709551615"],
 }
 # Hostile values that parse, and what they would do on null_blk.
 RISKY = {
@@ -757,12 +761,15 @@ class Fuzzer:
             time.sleep(10)
             since = self.busy_since
             if since is not None and time.monotonic() - since > 180:
-                log(f"fuzz: seed {self.seed}: operation {self.op} hangs; last operations:")
+                # On the console too: a process whose operation is stuck
+                # in an uninterruptible wait cannot exit, and the test
+                # would never show its output.
+                progress(f"fuzz: seed {self.seed}: operation {self.op} hangs; last operations:")
                 for h in self.history[-15:]:
-                    log("  " + h)
+                    progress("  " + h)
                 write("/proc/sysrq-trigger", "w")
                 time.sleep(2)
-                log("\n".join(run("dmesg")[1].splitlines()[-200:]))
+                progress("\n".join(run("dmesg")[1].splitlines()[-200:]))
                 os._exit(1)
 
     def run(self):
