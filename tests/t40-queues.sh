@@ -205,7 +205,7 @@ test_queue_changes_under_io() {
 		mkdir $dir
 		echo 1 >$dir/power
 		fio --output-format=terse --filename=/dev/$disk --ioengine=io_uring --direct=1 \
-			--size=64M --runtime=4 --time_based --bs=4k --iodepth=16 \
+			--size=64M --runtime=60 --time_based --bs=4k --iodepth=16 \
 			--name=plain --rw=randrw --name=polled --rw=randread --hipri \
 			>/tmp/fio-$disk.out 2>&1 &
 		pid[$disk]=$!
@@ -223,9 +223,10 @@ test_queue_changes_under_io() {
 		done
 		sleep 0.3
 	done
-	# The changes were made under I/O: fio still runs.
+	# The changes were made under I/O: fio still runs, until it is told to
+	# stop (on SIGINT it ends its jobs and reports them as at their end).
 	for disk in d c; do
-		kill -0 "${pid[$disk]}" 2>/dev/null ||
+		kill -INT "${pid[$disk]}" 2>/dev/null ||
 			{ echo "    $disk: fio ended before the last change"; return 1; }
 	done
 	wait
