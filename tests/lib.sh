@@ -195,27 +195,32 @@ nr_hw_queues() {
 	echo "${#q[@]}"
 }
 
-# together CMD... -- CMD...: runs the two commands at once, for the halves of
-# a test that wait or start many programs (the VM has two CPUs). Both run to
-# their end; their output is shown in order, and together fails if either
-# failed. Each half runs in a background subshell of its own, so that a
-# test's set -e stops a half at its first failed step, provided together
-# is not itself called where set -e is off (after `if`, before `||` or `&&`):
-# there a half must check each step's status itself.
+# together CMD... -- CMD... [-- CMD...]: runs the commands at once, for the
+# parts of a test that wait or start many programs (the VM has two CPUs).
+# All run to their end; their output is shown in order, and together fails
+# if any failed. Each runs in a background subshell of its own, so that a
+# test's set -e stops it at its first failed step, provided together is not
+# itself called where set -e is off (after `if`, before `||` or `&&`): there
+# each command must check its steps' status itself.
 together() {
-	local first=() out=/tmp/rnull-together.$BASHPID pid1 pid2 status=0
-	while [ "$1" != -- ]; do
-		first+=("$1")
+	local cmd=() pids=() out=/tmp/rnull-together.$BASHPID status=0 i
+	while :; do
+		if (($# == 0)) || [ "$1" = -- ]; then
+			"${cmd[@]}" >"$out.${#pids[@]}" 2>&1 &
+			pids+=($!)
+			cmd=()
+			(($#)) || break
+		else
+			cmd+=("$1")
+		fi
 		shift
 	done
-	shift
-	"${first[@]}" >"$out.1" 2>&1 &
-	pid1=$!
-	"$@" >"$out.2" 2>&1 &
-	pid2=$!
-	wait "$pid1" || status=1
-	wait "$pid2" || status=1
-	cat "$out.1" "$out.2"
+	for i in "${!pids[@]}"; do
+		wait "${pids[i]}" || status=1
+	done
+	for i in "${!pids[@]}"; do
+		cat "$out.$i"
+	done
 	return $status
 }
 

@@ -295,8 +295,6 @@ teardown_lane() {
 	done
 }
 
-held_teardown_lanes() { together teardown_lane 1 e 0 1 -- teardown_lane 1 f 2 poll; }
-
 test_power_off_and_rmdir_under_load() {
 	local f=/sys/kernel/debug/fail_io_timeout status=0
 	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
@@ -307,7 +305,8 @@ test_power_off_and_rmdir_under_load() {
 	echo -1 >$f/times
 	# The lanes at once, on devices of their own; those that hold requests
 	# mostly wait, two modes each.
-	together teardown_lane 0 d 0 1 2 poll -- held_teardown_lanes || status=1
+	together teardown_lane 0 d 0 1 2 poll -- teardown_lane 1 e 0 1 -- \
+		teardown_lane 1 f 2 poll || status=1
 	echo 0 >$f/probability
 	return $status
 }

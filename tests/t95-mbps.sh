@@ -177,8 +177,6 @@ throttled_zoned_writes() {
 		--ioengine=io_uring --iodepth=8 "${job[@]}")" 0 "$1: throttled zoned writes, verified"
 }
 
-both_throttled_zoned_writes() { together throttled_zoned_writes d -- throttled_zoned_writes c; }
-
 test_throttled_io_with_memory_cache_polling_and_zones() {
 	local job=(--direct=1 --bs=4k --size=1M --verify=crc32c --do_verify=1)
 	load_both
@@ -192,6 +190,6 @@ test_throttled_io_with_memory_cache_polling_and_zones() {
 	pair size=16 zoned=1 zone_size=1 memory_backed=1 mbps=2
 	echo 1 >$RCFG/e/power && echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
 	echo none >/sys/block/e/queue/scheduler
-	together throttled_cached_writes e -- both_throttled_zoned_writes
+	together throttled_cached_writes e -- throttled_zoned_writes d -- throttled_zoned_writes c
 	expect_same "$(blkzone report /dev/d)" "$(blkzone report /dev/c)" "zones after the writes"
 }
