@@ -65,7 +65,11 @@ fi
 accel=${RNULL_VM_ACCEL:-auto}
 qemu_args() {
 	local a=$1
-	local cpu=max
+	# Without 5-level paging: 7.3's identify_cpu() clears the boot CPU's
+	# feature words before reading them again, so an interrupt in that
+	# window sees LA57 off, and KASAN takes the direct map for a wild
+	# address (a false "wild-memory-access" in handle_edge_irq at boot).
+	local cpu=max,la57=off
 	[ "$a" = kvm ] && cpu=host
 	echo -accel "$a" -cpu "$cpu"
 }
