@@ -11,7 +11,7 @@
 # (100000 here: with fewer, what differs between boots, page faults and the
 # scheduler, still moves a count by some tens of instructions); BENCH_OUT, the
 # results directory (default: a new one in the cache); the rest as for
-# bench/insn.sh. About 52 s a point.
+# bench/insn.sh. About a minute and a half a point.
 source "$(dirname "$0")/../scripts/common.sh"
 
 POINTS=${BENCH_INSN_POINTS:-"randread:4k:0:0 randwrite:4k:0:1 randread:4k:0:poll

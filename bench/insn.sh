@@ -66,6 +66,15 @@ if [ ! -f "$plugin" ] || [ "$REPO/bench/tbcount.c" -nt "$plugin" ] ||
 		-o "$plugin" "$REPO/bench/tbcount.c"
 fi
 
+# The guest's clock advances by the instructions it runs (one nanosecond
+# each) and skips idle time, so what runs for a time rather than a count
+# (fio's calibration of its clock at start, the kernel's timers and its own
+# calibrations) runs the same number of instructions in every boot. On the
+# host's clock, fio's calibration alone moved a boot's user-space count by
+# ten million instructions with the load of the host. Plugins need TCG.
+ICOUNT="-icount shift=0,sleep=off"
+export RNULL_VM_ACCEL=tcg
+
 echo "instructions per request, $BENCH_RW $BENCH_BS qd$BENCH_IODEPTH j$BENCH_NUMJOBS" \
 	"memory_backed=$BENCH_MEMORY completion=$BENCH_COMPLETION: 4 boots, results in $out"
 for driver in null_blk rnull; do
@@ -76,7 +85,7 @@ for driver in null_blk rnull; do
 		# A run whose kernel log has warnings fails (scripts/init.sh, and
 		# bench.sh's INVALID file): its counts are not used.
 		RNULL_VM_CPUS=${RNULL_VM_CPUS:-1} RNULL_VM_OUT=$run BENCH_OUT=$run BENCH_INSN_DRIVER=$driver \
-			BENCH_INSN_IOS=$n RNULL_VM_QEMU_ARGS="-plugin $plugin,out=$run/blocks" \
+			BENCH_INSN_IOS=$n RNULL_VM_QEMU_ARGS="-plugin $plugin,out=$run/blocks $ICOUNT" \
 			"$REPO/scripts/vm.sh" "$REPO/bench/bench.sh" ||
 			die "$run: the run failed; its counts are invalid${run:+ ($(head -n 1 "$run/INVALID" 2>/dev/null))}"
 		[ -s "$run/blocks" ] && [ -s "$run/kallsyms" ] ||
