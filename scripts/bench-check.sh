@@ -6,8 +6,9 @@
 # requests, each with assertions on what it writes: the harness's
 # bookkeeping and arithmetic, not the drivers' speed (make bench measures
 # that). Prints one line per check, like tests/run.sh, and appends them to
-# RESULTS if given. About two and a half minutes here; the results of the last passing run are
-# reused while the inputs are the same. Run after scripts/build.sh.
+# RESULTS if given. About two and a half minutes here; the results of the
+# last passing run are reused while the inputs are the same. Run after
+# scripts/build.sh.
 source "$(dirname "$0")/common.sh"
 
 results=${1:-}
