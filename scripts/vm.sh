@@ -69,7 +69,14 @@ qemu_args() {
 	# feature words before reading them again, so an interrupt in that
 	# window sees LA57 off, and KASAN takes the direct map for a wild
 	# address (a false "wild-memory-access" in handle_edge_irq at boot).
-	local cpu=max,la57=off
+	# Without ERMS ("enhanced rep movsb/stosb"): with it the kernel clears
+	# pages and copies to and from user space with rep movsb/stosb, which
+	# TCG executes one byte per step; without it, with rep movsq/stosq or
+	# loops of 8-byte moves. Writing 300 MiB to tmpfs takes 0.5-0.8 s
+	# instead of 1.7-2.5 s, and the tests that write much to memory-backed
+	# disks a fifth to a third less time (small_cache_under_heavy_writes
+	# 4.2-4.7 s instead of 7.2 s).
+	local cpu=max,la57=off,erms=off
 	[ "$a" = kvm ] && cpu=host
 	echo -accel "$a" -cpu "$cpu"
 }
