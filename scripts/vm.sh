@@ -128,21 +128,23 @@ run_qemu() { # accel script log
 		-device virtio-9p-pci,fsdev=host,mount_tag=hostroot "${out[@]}" \
 		</dev/null >"$3" 2>&1 &
 	local pid=$! start=$SECONDS size=-1 still=$SECONDS shown=0
+	# Looked at five times a second, so that the end of the run is noticed
+	# at once: a stat, and a wc and a sed when the guest printed something.
 	while kill -0 "$pid" 2>/dev/null; do
-		sleep 1
+		sleep 0.2
 		local now
 		now=$(stat -c %s "$3")
 		if [ "$now" != "$size" ]; then
 			size=$now
 			still=$SECONDS
-		fi
-		if [ -n "${4:-}" ]; then
-			# Stream the guest's console (without carriage returns).
-			local lines
-			lines=$(wc -l <"$3")
-			if ((lines > shown)); then
-				sed -n "$((shown + 1)),${lines}p" "$3" | console_filter
-				shown=$lines
+			if [ -n "${4:-}" ]; then
+				# Stream the guest's console (without carriage returns).
+				local lines
+				lines=$(wc -l <"$3")
+				if ((lines > shown)); then
+					sed -n "$((shown + 1)),${lines}p" "$3" | console_filter
+					shown=$lines
+				fi
 			fi
 		fi
 		if ((SECONDS - still > IDLE || SECONDS - start > TIMEOUT)); then
