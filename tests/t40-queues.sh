@@ -223,7 +223,9 @@ test_queue_changes_under_io() {
 			expect_eq "$(wr $dir/poll_queues "$n")" 0 "$disk poll_queues=$n"
 			expect_eq "$(nr_hw_queues "$disk")" $((${step%:*} + ${step#*:})) "$disk hw queues"
 		done
-		sleep 0.3
+		# I/O goes on over the new queues before the next change.
+		wait_for_io d
+		wait_for_io c
 	done
 	# The changes were made under I/O: fio still runs, until it is told to
 	# stop (on SIGINT it ends its jobs and reports them as at their end).
