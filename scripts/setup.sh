@@ -66,20 +66,41 @@ fi
 # The tests run fio hundreds of times, and Debian's fio links 64 shared
 # libraries: in the VM (TCG), loading them costs about 0.4 s a run. The
 # tests use a static build of the same fio release instead (in
-# $FIO_STATIC); make bench keeps Debian's.
+# $FIO_STATIC); make bench keeps Debian's. Two changes make each run start
+# about 0.17 s sooner in the VM, and change nothing that fio measures:
+# - fio starts its jobs and then looks every 100 ms whether they are ready
+#   (run_threads() in backend.c): it looks every millisecond;
+# - without the CPU clock, fio does not spin 65 ms at every start to
+#   calibrate the TSC against clock_gettime(), which it then keeps time
+#   with anyway in the VM (QEMU's CPU has no invariant TSC), as it does on
+#   machines without the CPU clock.
+# FIO_PATCHES names them in the version kept with the build, so that a build
+# without them is redone.
+FIO_PATCHES=start-poll-1ms,no-cpu-clock
 fio_version=$(dpkg-query -W -f='${Version}' fio)
-if [ "$(cat "$TOOLS/fio/version" 2>/dev/null)" != "$fio_version" ] || [ ! -x "$FIO_STATIC" ]; then
+if [ "$(cat "$TOOLS/fio/version" 2>/dev/null)" != "$fio_version+$FIO_PATCHES" ] ||
+	[ ! -x "$FIO_STATIC" ]; then
 	log "building a static fio $fio_version from Debian's source"
 	src=$CACHE/fio-src
+	rm -rf "$src"
 	mirror=$(debian_mirror)
 	private_apt "$src" "deb-src [signed-by=$DEBIAN_KEYRING] $mirror bookworm main"
 	(cd "$src" && apt-get "${APT_OPTS[@]}" source -qq --download-only "fio=$fio_version" >/dev/null)
 	mkdir -p "$src/build"
 	tar -xzf "$src"/fio_"${fio_version%-*}".orig.tar.gz -C "$src/build" --strip-components=1
+	(
+		cd "$src/build" || exit 1
+		# The wait for the jobs to be ready: the first sleep of 100 ms in
+		# backend.c, followed by the loop over the jobs.
+		perl -0pi -e 's/do_usleep\(100000\);(\n\n\t+for \(i = 0; i < this_jobs)/do_usleep(1000);$1/' \
+			backend.c
+		sed -i 's/^#define ARCH_HAVE_CPU_CLOCK$//' arch/arch-x86_64.h
+		grep -q 'do_usleep(1000);' backend.c && ! grep -q ARCH_HAVE_CPU_CLOCK arch/arch-x86_64.h
+	) || die "fio $fio_version's source is not what scripts/setup.sh changes"
 	(cd "$src/build" && ./configure --build-static --disable-native >/dev/null &&
 		make -s -j"$(($(nproc) + 1))" fio >/dev/null 2>&1) || die "building fio failed"
 	mkdir -p "$TOOLS/fio"
 	cp "$src/build/fio" "$FIO_STATIC"
-	echo "$fio_version" >"$TOOLS/fio/version"
+	echo "$fio_version+$FIO_PATCHES" >"$TOOLS/fio/version"
 	rm -rf "$src"
 fi
