@@ -58,45 +58,69 @@ nth_fails() {
 	)
 }
 
+# power_on_allocations DIR: about how many allocations a power-on of the
+# device at DIR makes (the count of /proc/self/fail-nth, set too high to
+# fire); the device is then powered off again.
+power_on_allocations() {
+	(
+		local left
+		echo 100000 >/proc/self/fail-nth
+		printf 1 >"$1"/power
+		read -r left </proc/self/fail-nth
+		echo 0 >/proc/self/fail-nth
+		echo $((100000 - left))
+	)
+	echo 0 >"$1"/power
+}
+
 # power_on_lane LANE DIR: powers on the device at DIR with its Nth allocation
-# failing, for every other N of the sweep from the LANE-th on: every N up to
-# 64, then every seventh (the tag set's requests are many alike), until a
-# power-on makes fewer than N allocations. Writes the last N that failed an
-# allocation, the N that did not, and the errnos seen to
-# /tmp/power-on-lane.LANE.
+# failing, for the Ns of POWER_ON_SWEEP that it claims first, the lanes
+# claiming them in turn from a shared list, highest first. Writes the
+# highest N that failed an allocation, the lowest N that did not (or none),
+# and the errnos seen to /tmp/power-on-lane.LANE.
 power_on_lane() {
-	local n=1 k=0 out r fired errnos=" " last=0
-	while :; do
-		if (((k++ % 2) == $1)); then
-			out=$(nth_fails $n "$2"/power 1)
-			r=${out% *} fired=${out#* }
-			if [ "$r" = 0 ]; then
-				expect_eq "$(<"$2"/power)" 1 "power after a successful power-on ($n)"
-				echo 0 >"$2"/power
-			else
-				expect_eq "$(<"$2"/power)" 0 "power after a failed power-on ($n: $r)"
-				[ ! -e /dev/"${2##*/}" ] ||
-					{ echo "    /dev/${2##*/} exists after a failed power-on ($n: $r)"; return 1; }
-				[[ $errnos == *" $r "* ]] || errnos+="$r "
-			fi
-			[ "$fired" = 1 ] || break
-			last=$n
+	local i n out r fired errnos=" " last=0 unfired=none
+	for ((i = 0; i < ${#POWER_ON_SWEEP[@]}; i++)); do
+		# A claim is a file that a redirection creates only if it does not
+		# exist yet (noclobber), in this shell: no program, no subshell.
+		set -C
+		{ : >/tmp/power-on-claim."$i"; } 2>/dev/null || { set +C; continue; }
+		set +C
+		n=${POWER_ON_SWEEP[i]}
+		out=$(nth_fails "$n" "$2"/power 1)
+		r=${out% *} fired=${out#* }
+		if [ "$r" = 0 ]; then
+			expect_eq "$(<"$2"/power)" 1 "power after a successful power-on ($n)"
+			echo 0 >"$2"/power
+		else
+			expect_eq "$(<"$2"/power)" 0 "power after a failed power-on ($n: $r)"
+			[ ! -e /dev/"${2##*/}" ] ||
+				{ echo "    /dev/${2##*/} exists after a failed power-on ($n: $r)"; return 1; }
+			[[ $errnos == *" $r "* ]] || errnos+="$r "
 		fi
-		n=$((n + (n >= 64 ? 7 : 1)))
+		if [ "$fired" = 1 ]; then
+			((n < last)) || last=$n
+		else
+			[ "$unfired" != none ] && ((n > unfired)) || unfired=$n
+		fi
 	done
-	echo "$last $n$errnos" >/tmp/power-on-lane.$1
+	echo "$last $unfired$errnos" >/tmp/power-on-lane.$1
 }
 
 test_power_on_survives_each_failed_allocation() {
 	# Each allocation of a power-on, failed in turn: the write fails with an
 	# errno and leaves the device off, or succeeds; then the device powers
 	# on normally. Nothing is left behind (kmemleak checks this precisely
-	# on the debug kernel). The sweep runs in two lanes at once, each on a
-	# device of its own (a task's fail-nth counts its own allocations).
-	# Failing one of a few allocations near the end of a power-on leaves
-	# the read of the partition scan to the tag set's timeout (5 s), in
-	# null_blk as in rnull: a lane that hits one waits for it.
-	local base dev lane0 lane1 r
+	# on the debug kernel). The Ns: every N up to 64, then every seventh
+	# (the tag set's requests are many alike), up to a few past the
+	# allocations a power-on makes. The sweep runs in two lanes at once,
+	# each on a device of its own (a task's fail-nth counts its own
+	# allocations), which take the Ns from one list, highest first: failing
+	# one of a few allocations near the end of a power-on can leave the
+	# read of the partition scan to the tag set's timeout (5 s, and the
+	# second blk-mq takes to find it), in null_blk as in rnull, and while a
+	# lane waits for it, the other goes on with the rest of the list.
+	local base dev lane0 lane1 r n most=0
 	fault_setup
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	for dev in d e; do
@@ -107,12 +131,21 @@ test_power_on_survives_each_failed_allocation() {
 		echo 2 >$RCFG/$dev/poll_queues
 	done
 	base=$(kernel_kib)
+	for dev in d e; do
+		n=$(power_on_allocations $RCFG/$dev)
+		((n < most)) || most=$n
+	done
+	POWER_ON_SWEEP=()
+	for ((n = 1; n <= most + 28; n += (n >= 64 ? 7 : 1))); do
+		POWER_ON_SWEEP=("$n" "${POWER_ON_SWEEP[@]}")
+	done
+	rm -f /tmp/power-on-claim.*
 	injected_faults_begin "power-on"
 	together power_on_lane 0 $RCFG/d -- power_on_lane 1 $RCFG/e
 	injected_faults_end
-	# Each lane: the last N that failed an allocation, the N that did not,
-	# the errnos. (A power-on makes about 330 allocations, a few more or
-	# less from one to the next.)
+	# Each lane: the highest N that failed an allocation, the lowest that
+	# did not, the errnos. (A power-on makes about 330 allocations, a few
+	# more or less from one to the next.)
 	read -ra lane0 </tmp/power-on-lane.0
 	read -ra lane1 </tmp/power-on-lane.1
 	local errnos=" "
@@ -121,7 +154,8 @@ test_power_on_survives_each_failed_allocation() {
 			{ echo "    unexpected errno $r"; return 1; }
 		[[ $errnos == *" $r "* ]] || errnos+="$r "
 	done
-	note "the lanes ended at allocations ${lane0[1]} and ${lane1[1]}; errnos seen:${errnos% }"
+	note "the lowest N past the end of a power-on: ${lane0[1]} (d) and ${lane1[1]} (e);" \
+		"errnos seen:${errnos% }"
 	for dev in d e; do
 		expect_eq "$(wr $RCFG/$dev/power 1)" 0 "power-on of $dev without failures"
 		echo 0 >$RCFG/$dev/power
