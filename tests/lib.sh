@@ -252,6 +252,18 @@ fio_results_to() {
 	done <"$2"
 }
 
+# short_io_timeout DISK...: the block layer's timeout of each DISK at 100 ms
+# (io_timeout) rather than the tag set's 5 s, for tests that wait for lost
+# requests. blk-mq looks for expired requests 256 jiffies (about a second)
+# after a request's deadline at the earliest, so a lost request ends after
+# about 1.1 s.
+short_io_timeout() {
+	local disk
+	for disk in "$@"; do
+		echo 100 >/sys/block/"$disk"/queue/io_timeout || return 1
+	done
+}
+
 # wait_for_io DISK: returns once DISK has requests in flight or has completed
 # a hundred more, or after a second, rather than sleeping a second for fio to
 # get going. (Requests that complete as they are queued are seldom seen in

@@ -89,19 +89,16 @@ fake_timeouts() {
 	for disk in "$@"; do echo 1 >/sys/block/"$disk"/io-timeout-fail; done
 }
 
-# Both tests below shorten the timeout of the disks to 100 ms (the block
-# layer's io_timeout; the tag set's five seconds are compared with null_blk's
-# by the disk shapes of t10 and t20), and run both drivers at once. blk-mq
-# looks for expired requests 256 jiffies (about a second) after a request's
-# deadline at the earliest, so a lost request ends after about 1.1 s.
+# Both tests below shorten the timeout of the disks (short_io_timeout; the
+# tag set's five seconds are compared with null_blk's by the disk shapes of
+# t10 and t20), and run both drivers at once.
 
 test_lost_request_times_out_with_etimedout() {
 	local dev start m
 	expect_eq "$(load rnull)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk)" 0 "modprobe null_blk"
 	m=$(mark)
-	echo 100 >/sys/block/rnullb0/queue/io_timeout
-	echo 100 >/sys/block/nullb0/queue/io_timeout
+	short_io_timeout rnullb0 nullb0
 	fake_timeouts rnullb0 nullb0
 	start=$EPOCHREALTIME
 	read_errno rnullb0 >/tmp/lost-rnullb0 &
@@ -118,17 +115,16 @@ test_lost_request_times_out_with_etimedout() {
 }
 
 test_late_timer_completion_times_out_with_etimedout() {
-	# A timer completion (2 s) later than the timeout (100 ms, found expired
-	# about a second after that): the timeout marks the request, the timer
-	# ends it with the error. The partition scans of the loads complete in
-	# time (2 s, within the tag set's 5 s).
+	# A timer completion (2 s) later than the timeout (short_io_timeout:
+	# about 1.1 s): the timeout marks the request, the timer ends it with
+	# the error. The partition scans of the loads complete in time (2 s,
+	# within the tag set's 5 s).
 	load rnull irqmode=2 completion_nsec=2000000000 >/tmp/late-load-rnull &
 	load null_blk irqmode=2 completion_nsec=2000000000 >/tmp/late-load-c
 	wait
 	expect_eq "$(</tmp/late-load-rnull)" 0 "modprobe rnull"
 	expect_eq "$(</tmp/late-load-c)" 0 "modprobe null_blk"
-	echo 100 >/sys/block/rnullb0/queue/io_timeout
-	echo 100 >/sys/block/nullb0/queue/io_timeout
+	short_io_timeout rnullb0 nullb0
 	read_errno rnullb0 >/tmp/late-rnull &
 	read_errno nullb0 >/tmp/late-c
 	wait

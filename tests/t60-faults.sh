@@ -307,8 +307,8 @@ teardown_under_load() {
 
 # teardown_lane HELD DISK MODE...: teardowns under load of a configfs device
 # DISK in each completion MODE (an irqmode, or poll); with HELD=1, a few
-# requests are lost (held until they time out: io_timeout at 100 ms, found
-# expired about a second later, rather than the tag set's 5 s).
+# requests are lost (held until they time out, after about 1.1 s with
+# short_io_timeout rather than the tag set's 5 s).
 teardown_lane() {
 	local held=$1 disk=$2 dir=$RCFG/$2 mode
 	shift 2
@@ -321,7 +321,7 @@ teardown_lane() {
 		fi || return 1
 		echo 1 >$dir/power || return 1
 		if [ $held = 1 ]; then
-			echo 100 >/sys/block/$disk/queue/io_timeout &&
+			short_io_timeout $disk &&
 				echo 1 >/sys/block/$disk/io-timeout-fail || return 1
 		fi
 		teardown_under_load $dir $disk "irqmode $mode, held $held" \

@@ -83,7 +83,7 @@ test_injected_timeouts_match_null_blk() {
 	expect_eq "$(load null_blk nr_devices=0 poll_queues=1)" 0 "modprobe null_blk"
 	pair size=16 poll_queues=1
 	echo 1 >$RCFG/d/power && echo 1 >$CCFG/c/power || return 1
-	for disk in d c; do echo 100 >/sys/block/$disk/queue/io_timeout; done
+	short_io_timeout d c
 	inject timeout_inject 100 1 || return 1
 	# The two reads that time out at once.
 	read4k d >/tmp/timeout-d &
