@@ -74,13 +74,13 @@ power_on_allocations() {
 }
 
 # power_on_lane LANE DIR: powers on the device at DIR with its Nth allocation
-# failing, for the Ns of POWER_ON_SWEEP that it claims first, the lanes
-# claiming them in turn from a shared list, highest first. Writes the
+# failing, for the Ns of POWER_ON_SWEEP (in increasing order) that it claims
+# first, the lanes claiming them in turn from its end. Writes the
 # highest N that failed an allocation, the lowest N that did not (or none),
 # and the errnos seen to /tmp/power-on-lane.LANE.
 power_on_lane() {
 	local i n out r fired errnos=" " last=0 unfired=none
-	for ((i = 0; i < ${#POWER_ON_SWEEP[@]}; i++)); do
+	for ((i = ${#POWER_ON_SWEEP[@]} - 1; i >= 0; i--)); do
 		# A claim is a file that a redirection creates only if it does not
 		# exist yet (noclobber), in this shell: no program, no subshell.
 		set -C
@@ -137,7 +137,7 @@ test_power_on_survives_each_failed_allocation() {
 	done
 	POWER_ON_SWEEP=()
 	for ((n = 1; n <= most + 28; n += (n >= 64 ? 7 : 1))); do
-		POWER_ON_SWEEP=("$n" "${POWER_ON_SWEEP[@]}")
+		POWER_ON_SWEEP+=("$n")
 	done
 	rm -f /tmp/power-on-claim.*
 	injected_faults_begin "power-on"
