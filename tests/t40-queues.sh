@@ -192,6 +192,33 @@ test_queue_count_beyond_the_cpus_on_one_queue_map() {
 	fio_ok /dev/d,/dev/c --rw=randread --bs=4k --size=16M --io_size=4M
 }
 
+# A tag set made without poll queues has no map for them: blk-mq would make
+# the queues and never issue a request to them. rnull refuses them with
+# EINVAL; null_blk takes the count, which then says 1 while its disk still
+# cannot poll (the queue is made but not mapped, so sysfs does not show it).
+# Made again at the next power-on, rnull's disk has its poll queue.
+test_poll_queues_on_a_disk_made_without() {
+	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=1)" 0 "modprobe null_blk"
+	mkdir $RCFG/d $CCFG/c
+	for dir in $RCFG/d $CCFG/c; do
+		echo 0 >$dir/poll_queues
+		echo 1 >$dir/power
+	done
+	expect_eq "$(wr $RCFG/d/poll_queues 1)" EINVAL "rnull: poll_queues=1 on a disk made without"
+	expect_eq "$(queue_state $RCFG/d d)" "submit=1 poll=0 hwq=1 io_poll=0" "rnull's queues"
+	expect_eq "$(polled_read_errno d)" EOPNOTSUPP "rnull polled read"
+	expect_eq "$(wr $CCFG/c/poll_queues 1)" 0 "null_blk: poll_queues=1 on a disk made without"
+	expect_eq "$(queue_state $CCFG/c c)" "submit=1 poll=1 hwq=1 io_poll=0" "null_blk's queues"
+	expect_eq "$(polled_read_errno c)" EOPNOTSUPP "null_blk polled read"
+	# Off and on again, with the count written while off.
+	echo 0 >$RCFG/d/power
+	echo 1 >$RCFG/d/poll_queues
+	echo 1 >$RCFG/d/power
+	expect_eq "$(queue_state $RCFG/d d)" "submit=1 poll=1 hwq=2 io_poll=1" "rnull after a power cycle"
+	expect_eq "$(polled_read_errno d)" 0 "rnull polled read after a power cycle"
+}
+
 test_queue_changes_under_io() {
 	# Both drivers at once, each step on rnull's disk and then on null_blk's.
 	local dir disk step n job

@@ -264,6 +264,19 @@ test_fio_zbd_verify_on_memory_backed_zoned_disks() {
 	done
 }
 
+# Polled writes of several segments that wait in their zone's write plug:
+# the block layer of 7.3 polled them with their segment count as the
+# hardware queue, and either driver's poll crashed. The series' block patch
+# makes bio_poll skip them; their data moves like any other write's.
+test_polled_zone_writes_waiting_in_the_plug() {
+	expect_eq "$(load rnull nr_devices=0 poll_queues=1)" 0 "modprobe rnull"
+	expect_eq "$(load null_blk nr_devices=0 poll_queues=1)" 0 "modprobe null_blk"
+	zpair size=256 zone_size=16 zone_max_open=4 || return 1
+	expect_eq "$(</sys/block/d/queue/io_poll) $(</sys/block/c/queue/io_poll)" "1 1" "io_poll"
+	fio_ok /dev/d,/dev/c --hipri --zonemode=zbd --rw=randrw --bs=64k --iodepth=8 \
+		--max_open_zones=4 --size=256M
+}
+
 # btrfs_keeps_data DISK: btrfs in zoned mode on DISK keeps two copies of
 # /tmp/btrfs-data over a remount, and scrubs without errors. (A half of
 # `together`: each step checks its status.)
