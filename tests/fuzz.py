@@ -24,6 +24,7 @@ import errno
 import os
 import random
 import re
+import stat
 import subprocess
 import sys
 import threading
@@ -677,7 +678,7 @@ class Fuzzer:
             if job.proc.returncode != 0:
                 msg = (f"fio on /dev/{job.side.name}, which stayed powered, failed "
                        f"({' '.join(job.args)}):\n{self.errors(out)}\n"
-                       f"settings: {self.describe(job.side)}")
+                       f"settings: {self.describe(job.side)}; {self.node(job.side)}")
                 if job.side is job.pair.r:
                     raise Failure(msg)
                 # null_blk's own bugs are not rnull's failures: shown only.
@@ -702,6 +703,21 @@ class Fuzzer:
         return (f"{attrs}; module: {' '.join(f'{k}={v}' for k, v in self.params.items())}; "
                 f"io_poll={read(q + '/io_poll')} hwq={self.hw_queues(side)} "
                 f"types={read(f'/sys/kernel/debug/block/{side.name}/hctx0/type')}")
+
+    @staticmethod
+    def node(side):
+        """The device node of SIDE's disk against the disk's number in sysfs:
+        a node missing or stale after a disk of the same name was removed
+        was seen once (Documentation/rnull.rst)."""
+        try:
+            st = os.stat(f"/dev/{side.name}")
+            node = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+            if not stat.S_ISBLK(st.st_mode):
+                node = f"not a block device (mode {st.st_mode:o})"
+        except OSError as e:
+            node = os.strerror(e.errno)
+        return f"/dev/{side.name}: {node}, /sys/block/{side.name}/dev: " + \
+            read(f"/sys/block/{side.name}/dev")
 
     def verify_written(self, pair, side):
         if side.attr("zoned") == "1":
