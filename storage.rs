@@ -483,19 +483,30 @@ impl<'a> Handle<'a> {
     /// ran for a 64 KiB write (see Documentation/rnull-performance.rst).
     #[inline(always)]
     fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
-        // The path of a page that is there, written out rather than through
-        // `update`, whose closure rustc left a call per page.
-        if let Some(page) = self.pages().get(chunk.index) {
-            let mut state = page.state.lock();
-            if !state.removed {
-                return state.page.write(buffer, chunk);
-            }
+        if self.write_existing(buffer, chunk)? {
+            return Ok(());
         }
         self.add(
             chunk.index,
             || StorePage::written(buffer, chunk),
             |page| page.write(buffer, chunk),
         )
+    }
+
+    /// Writes the part of `buffer` that `chunk` covers to the store's page,
+    /// if the store has that page: returns whether it did. (The path of a
+    /// page that is there, written out rather than through `update`, whose
+    /// closure rustc left a call per page.)
+    #[inline(always)]
+    fn write_existing(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result<bool> {
+        if let Some(page) = self.pages().get(chunk.index) {
+            let mut state = page.state.lock();
+            if !state.removed {
+                state.page.write(buffer, chunk)?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Reads the data `chunk` covers into `buffer`: zeros if it holds none.
@@ -1016,20 +1027,44 @@ mod tests {
     }
 
     #[test]
-    fn full_cache_writes_back_in_rounds() -> Result {
-        let memory = DiskMemory::new(storage()?, 4096, 2 * PAGE_SIZE as u64)?;
-        let page = |n: u64| n * PAGE_SIZE as u64;
-        for n in 0..3 {
-            memory.write([&Bytes::pattern(PAGE_SIZE, n as u8)?], page(n), false)?;
+    fn full_cache_writes_back_in_batches() -> Result {
+        // 32 pages, of which C's rule uses 31: a batch of 16 is written back
+        // once 31 are held.
+        let memory = DiskMemory::new(storage()?, 4096, 32 * PAGE_SIZE as u64)?;
+        let page = |n: usize| (n * PAGE_SIZE) as u64;
+        let write = |n: usize, tag: u8| {
+            memory.write([&Bytes::pattern(PAGE_SIZE, tag)?], page(n), false)
+        };
+        for n in 0..31 {
+            write(n, n as u8)?;
         }
-        assert_eq!(cached_pages(&memory), 2);
-        assert!(has_page(&memory.storage, 0) && !has_page(&memory.storage, 1));
+        assert_eq!(cached_pages(&memory), 31);
+        assert!(!has_page(&memory.storage, 0));
 
-        // The next round goes on after the page written back last.
-        memory.write([&Bytes::pattern(PAGE_SIZE, 3)?], page(3), false)?;
-        assert!(has_page(&memory.storage, 1) && !has_page(&memory.storage, 2));
-        for n in 0..4 {
-            assert!(read(&memory, page(n), PAGE_SIZE)?.same(&Bytes::pattern(PAGE_SIZE, n as u8)?));
+        // Page 31 needs room: pages 0-15 go to the store.
+        write(31, 31)?;
+        assert_eq!(cached_pages(&memory), 16);
+        assert!(has_page(&memory.storage, 15) && !has_page(&memory.storage, 16));
+
+        // The next batch goes on after the page written back last.
+        for n in 32..48 {
+            write(n, n as u8)?;
+        }
+        assert!(has_page(&memory.storage, 31) && !has_page(&memory.storage, 32));
+        assert_eq!(cached_pages(&memory), 16);
+
+        // A page the store holds is written there, not cached; a cached one
+        // is written in the cache.
+        write(5, 105)?;
+        write(40, 140)?;
+        assert_eq!(cached_pages(&memory), 16);
+        for n in 0..48 {
+            let tag = match n {
+                5 => 105,
+                40 => 140,
+                n => n as u8,
+            };
+            assert!(read(&memory, page(n), PAGE_SIZE)?.same(&Bytes::pattern(PAGE_SIZE, tag)?));
         }
         Ok(())
     }

@@ -4,9 +4,11 @@
 //!
 //! C implementation: [`drivers/block/null_blk/main.c`](srctree/drivers/block/null_blk/main.c)
 //!
-//! Written data stays in cache pages until the cache is full, when pages are
-//! written back to the store one at a time in rounds of increasing page
-//! number, or until a FLUSH writes all of them back.
+//! As in C: a write goes to the cache page of its page if there is one, else
+//! to the store's page if there is one, else to a new cache page. Data stays
+//! in cache pages until the cache is full, when pages are written back to the
+//! store in batches of up to [`WRITE_BACK_BATCH`] in rounds of increasing
+//! page number, or until a FLUSH writes all of them back.
 
 use super::{
     page_gfp,
@@ -24,15 +26,21 @@ use kernel::{
     },
 };
 
+/// The most pages written back at once when the cache is full: C's
+/// `FREE_BATCH`.
+const WRITE_BACK_BATCH: usize = 16;
+
 /// The cached pages of a disk, by page number. Callers serialise access
 /// (the cache sits in a mutex).
 pub(super) struct Cache {
     pages: RBTree<usize, StorePage>,
     /// The number of pages in `pages`.
     count: usize,
-    /// The most pages the cache holds; at least one.
+    /// The cache's size in pages; at least one. As in C, pages are written
+    /// back once the cache holds one page less.
     capacity: usize,
-    /// The page number where the next write-back looks first.
+    /// The page number where the next write-back looks first: C's
+    /// `cache_flush_pos`, the last page written back.
     next: usize,
 }
 
@@ -53,25 +61,34 @@ impl Cache {
         self.pages.get(&index)
     }
 
-    /// Writes the part of `buffer` that `chunk` covers to the cache. A new
-    /// cache page may first need room: a page is then written back to
-    /// `store`. Fails with [`ENOSPC`] if memory runs out.
-    ///
-    /// Unlike C, an overwrite of data already written back goes to the
-    /// cache too: C writes it straight to the store, so that it survives a
-    /// power cycle without a FLUSH.
+    /// Writes the part of `buffer` that `chunk` covers, as C's
+    /// `copy_to_nullb` does: first, if the cache is full, a batch of pages
+    /// is written back to `store`; then the data goes to the page's cached
+    /// copy if there is one, else to the store's page if there is one (an
+    /// overwrite of data written back survives a power cycle without a
+    /// FLUSH), else to a new cache page. Fails with [`ENOSPC`] if memory runs
+    /// out.
+    #[inline]
     pub(super) fn write(
         &mut self,
         store: &mut Handle<'_>,
         buffer: &impl Source,
         chunk: &Chunk,
     ) -> Result {
+        if self.count + 1 >= self.capacity {
+            self.make_room(store)?;
+        }
         if let Some(page) = self.pages.get_mut(&chunk.index) {
             return page.write(buffer, chunk);
         }
-        while self.count >= self.capacity {
-            self.write_back_one(store)?;
+        if store.write_existing(buffer, chunk)? {
+            return Ok(());
         }
+        self.add(store, buffer, chunk)
+    }
+
+    /// The slow path of [`Cache::write`]: a new cache page.
+    fn add(&mut self, store: &mut Handle<'_>, buffer: &impl Source, chunk: &Chunk) -> Result {
         store.check_reserve()?;
         // Allocation may sleep.
         store.unlock();
@@ -92,29 +109,53 @@ impl Cache {
         }
     }
 
-    /// Writes every cached page back to `store` and empties the cache.
+    /// Writes every cached page back to `store` and empties the cache, in
+    /// batches from where the last write-back stopped, as C's FLUSH does.
     /// On failure the pages not yet written back stay cached.
     pub(super) fn write_back_all(&mut self, store: &mut Handle<'_>) -> Result {
         while self.count > 0 {
-            self.write_back_one(store)?;
+            if self.write_back_batch(store)? == 0 {
+                self.next = 0;
+            }
         }
         Ok(())
     }
 
-    /// Writes back the first cached page from `next` on, or the first one
-    /// if there is none after it, and frees it.
-    fn write_back_one(&mut self, store: &mut Handle<'_>) -> Result {
-        let first = self
-            .pages
-            .cursor_lower_bound(&self.next)
-            .or_else(|| self.pages.cursor_front());
-        let Some((&index, page)) = first.as_ref().map(|cursor| cursor.current()) else {
-            return Ok(());
-        };
-        store.write_back(index, page)?;
-        self.remove(index);
-        self.next = index.saturating_add(1);
+    /// Makes room for a page, as C's `null_make_cache_space`: writes back the
+    /// next batch of pages, from the first one at or after `next`, or from
+    /// the first page if there is none there.
+    #[cold]
+    fn make_room(&mut self, store: &mut Handle<'_>) -> Result {
+        while self.count > 0 {
+            if self.write_back_batch(store)? > 0 {
+                break;
+            }
+            self.next = 0;
+        }
         Ok(())
+    }
+
+    /// Writes back up to [`WRITE_BACK_BATCH`] cached pages, in page order
+    /// from the first one at or after `next`, and frees them; `next` is then
+    /// the last one. Returns how many were written back.
+    fn write_back_batch(&mut self, store: &mut Handle<'_>) -> Result<usize> {
+        let mut done = 0;
+        let mut cursor = self.pages.cursor_lower_bound_mut(&self.next);
+        while let Some(current) = cursor {
+            if done == WRITE_BACK_BATCH {
+                break;
+            }
+            let (&index, page) = current.current();
+            store.write_back(index, page)?;
+            let (rest, _written) = current.remove_current();
+            self.count -= 1;
+            self.next = index;
+            done += 1;
+            // Only forwards, as C's lookup: after the last page, the cursor
+            // goes back to the one before.
+            cursor = rest.filter(|rest| *rest.current().0 > index);
+        }
+        Ok(done)
     }
 
     fn remove(&mut self, index: usize) {
