@@ -24,11 +24,25 @@
 #                     at each BENCH_ZBS, 1 and 2 jobs, memory_backed 0 and 1),
 #                     zreport (zone reports of a disk of 4096 zones), or none
 #   BENCH_ZBS         block sizes of the zoned writes: 4k,64k
+#   BENCH_NOMEM_BS    block sizes of the points without memory backing
+#                     (default: 4k,64k; full: all): a request of a disk
+#                     without memory costs the same at 64 KiB and at 1 MiB
+#   BENCH_SETTINGS    groups of points on devices with one more setting that
+#                     changes the data path (see setting_group): cache16,
+#                     cache512, badblocks, mbps, blocking, sharedtags; or none
 #   BENCH_SIZE        device size in MiB (256)
 #   BENCH_OUT         results directory (default: a new one under /tmp)
 #   BENCH_AA          1: an A/A run, null_blk against a second null_blk device
 #   BENCH_CALIBRATE   0: no A/A calibration points (see below)
 #   BENCH_INSN_*      set by bench/insn.sh, which counts instructions
+# bench/insn.sh's one device takes the settings of the groups one by one:
+#   BENCH_SETTING     a group's name (below), or the settings themselves:
+#   BENCH_CACHE       cache_size in MiB (0)
+#   BENCH_BADBLOCKS   1: the second half of the disk bad, fio in the first
+#   BENCH_MBPS        mbps (0)
+#   BENCH_BLOCKING    blocking (0)
+#   BENCH_SHARED_TAGS 1: the device on the module-wide tag set
+#   BENCH_SYNC        none, fsync (fio's --fsync=32) or fua (--sync=dsync)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,15 +50,15 @@ MODE=${BENCH_MODE:-default}
 case $MODE in
 quick)
 	reps=2 runtime=1 rws=randread,randwrite bss=4k qds=32 njs=1 mems=0,1
-	cms=1,poll poll_bs=4k zoned=zwrite zbss=4k
+	cms=1,poll poll_bs=4k zoned=zwrite zbss=4k nomem_bs=all
 	;;
 default)
 	reps=3 runtime=0.75 rws=randread,randwrite bss=4k,64k,1M qds=1,32 njs=1,2 mems=0,1
-	cms=0,1,poll poll_bs=4k zoned=zwrite,zreport zbss=4k,64k
+	cms=0,1,poll poll_bs=4k zoned=zwrite,zreport zbss=4k,64k nomem_bs=4k,64k
 	;;
 full)
 	reps=5 runtime=3 rws=randread,randwrite bss=4k,64k,1M qds=1,32 njs=1,2 mems=0,1
-	cms=0,1,poll poll_bs=4k,64k,1M zoned=zwrite,zreport zbss=4k,64k
+	cms=0,1,poll poll_bs=4k,64k,1M zoned=zwrite,zreport zbss=4k,64k nomem_bs=all
 	;;
 *)
 	echo "BENCH_MODE must be quick, default or full" >&2
@@ -68,6 +82,8 @@ POLL_BS=${BENCH_POLL_BS:-$poll_bs}
 SIZE=${BENCH_SIZE:-256}
 ZONED=${BENCH_ZONED:-$zoned}
 ZBSS=${BENCH_ZBS:-$zbss}
+NOMEM_BS=${BENCH_NOMEM_BS:-$nomem_bs}
+SETTINGS=${BENCH_SETTINGS:-cache16,cache512,badblocks,mbps,blocking,sharedtags}
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/rnull-bench.XXXXXX)}
 RCFG=/sys/kernel/config/rnull/bench
 # BENCH_AA=1 puts a second null_blk device, set up alike, where rnull's would
@@ -87,6 +103,8 @@ ACFG=/sys/kernel/config/nullb/bench_a
 FIO=(--ioengine=io_uring --direct=1 --fixedbufs=1 --registerfiles=1 --nonvectored=1
 	--gtod_reduce=1 --norandommap --random_generator=lfsr --thread)
 CCFG=/sys/kernel/config/nullb/bench_c
+# The second device of each driver, on its shared tag set (sharedtags).
+RCFG2=${RCFG}2 CCFG2=${CCFG}2
 
 list() { tr ',' ' ' <<<"$1"; }
 first() { list "$1" | awk '{ print $1; exit }'; }
@@ -120,7 +138,7 @@ remove_dev() { # DIR
 }
 remove_devs() {
 	local d
-	for d in $RCFG $CCFG $ACFG; do
+	for d in $RCFG $CCFG $ACFG $RCFG2 $CCFG2 ${ACFG}2; do
 		remove_dev "$d"
 	done
 }
@@ -137,8 +155,20 @@ modprobe -r rnull null_blk 2>/dev/null || true
 modprobe rnull nr_devices=0 poll_queues=1
 modprobe null_blk nr_devices=0 poll_queues=1
 
+# The settings of a group of points (setting_group) that make_dev gives
+# every device: cache_size, bad blocks, mbps, blocking, shared_tags; and
+# what the group's fio runs add (SYNC). The points of the matrix and
+# bench/insn.sh's device take them from BENCH_CACHE, ... (none by default).
+plain_settings() {
+	DEV_CACHE=${BENCH_CACHE:-0} DEV_BADBLOCKS=${BENCH_BADBLOCKS:-0} DEV_MBPS=${BENCH_MBPS:-0}
+	DEV_BLOCKING=${BENCH_BLOCKING:-0} DEV_SHARED=${BENCH_SHARED_TAGS:-0}
+	SYNC=${BENCH_SYNC:-none}
+}
+plain_settings
+
 # make_dev DIR NAME MEMORY COMPLETION: SIZE MiB, 4 KiB blocks, a submission
-# queue per CPU of 256 tags, no I/O scheduler, no I/O statistics.
+# queue per CPU of 256 tags, no I/O scheduler, no I/O statistics, and the
+# settings of the group (DEV_*).
 make_dev() {
 	mkdir "$1"
 	echo "$SIZE" >"$1/size"
@@ -153,9 +183,100 @@ make_dev() {
 		echo 0 >"$1/poll_queues"
 		echo "$4" >"$1/irqmode"
 	fi
+	echo "$DEV_CACHE" >"$1/cache_size"
+	echo "$DEV_MBPS" >"$1/mbps"
+	echo "$DEV_BLOCKING" >"$1/blocking"
+	echo "$DEV_SHARED" >"$1/shared_tags"
 	echo 1 >"$1/power"
 	echo none >"/sys/block/$2/queue/scheduler"
 	echo 0 >"/sys/block/$2/queue/iostats"
+}
+
+# make_devs DIR NAME MEMORY COMPLETION: make_dev, and on a shared tag set
+# (DEV_SHARED) a second device DIR2 (NAME2) alike, which run_point's jobs
+# also use.
+make_devs() {
+	make_dev "$@"
+	[ "$DEV_SHARED" = 0 ] || make_dev "${1}2" "${2}2" "$3" "$4"
+}
+
+# mark_bad DIR: with DEV_BADBLOCKS, the second half of the device's sectors
+# bad (after any fill): the table is searched on every request, and fio
+# stays in the first half (fio_region), so none is hit.
+mark_bad() {
+	[ "$DEV_BADBLOCKS" = 1 ] || return 0
+	local half=$((SIZE << 10)) i
+	# A range takes at most 512 sectors of the table's 512 entries: a
+	# handful of ranges spread over the second half.
+	for ((i = 0; i < 8; i++)); do
+		echo "+$((half + i * (half / 8)))-$((half + i * (half / 8) + 511))" >"$1/badblocks"
+	done
+}
+fio_region() { # the fio arguments that keep the jobs where DEV_BADBLOCKS allows
+	[ "$DEV_BADBLOCKS" = 1 ] && echo "--size=$((SIZE / 2))M"
+	return 0
+}
+fio_sync() { # the fio arguments of SYNC
+	case $SYNC in
+	fsync) echo --fsync=32 ;;
+	fua) echo --sync=dsync ;;
+	esac
+}
+
+# setting_group NAME: the devices and points of a group of BENCH_SETTINGS,
+# each a setting of null_blk that changes the data path: DEV_* (above),
+# GROUP_MEM and GROUP_CM (memory_backed and irqmode), and GROUP_POINTS,
+# RW:BS:IODEPTH:NUMJOBS[:SYNC] each (SYNC none, fsync or fua), fewer in the
+# quick mode.
+setting_group() {
+	DEV_CACHE=0 DEV_BADBLOCKS=0 DEV_MBPS=0 DEV_BLOCKING=0 DEV_SHARED=0
+	GROUP_MEM=1 GROUP_CM=0
+	local quick
+	case $1 in
+	cache16)
+		# A cache of a sixteenth of the working set: writes find it full.
+		DEV_CACHE=16
+		GROUP_POINTS="randwrite:4k:1:1 randwrite:4k:32:1 randwrite:64k:8:1
+			randread:4k:32:1 randwrite:4k:32:1:fsync randwrite:4k:32:1:fua"
+		quick=randwrite:4k:32:1
+		;;
+	cache512)
+		# A cache larger than the working set: everything stays cached.
+		DEV_CACHE=512
+		GROUP_POINTS="randwrite:4k:32:1 randwrite:64k:8:1 randread:4k:32:1
+			randwrite:4k:32:1:fsync"
+		quick=randwrite:4k:32:1
+		;;
+	badblocks)
+		DEV_BADBLOCKS=1
+		GROUP_POINTS="randread:4k:32:1 randwrite:4k:32:1"
+		quick=randwrite:4k:32:1
+		;;
+	mbps)
+		# Far above what the VM moves (C takes at most 40960).
+		DEV_MBPS=40960 GROUP_MEM=0 GROUP_CM=1
+		GROUP_POINTS="randread:4k:32:1 randread:64k:32:1"
+		quick=randread:4k:32:1
+		;;
+	blocking)
+		DEV_BLOCKING=1 GROUP_MEM=0
+		GROUP_POINTS="randread:4k:32:1 randwrite:4k:32:2"
+		quick=randread:4k:32:1
+		;;
+	sharedtags)
+		# Two devices of each driver on its module-wide tag set, one fio
+		# job on both.
+		DEV_SHARED=1 GROUP_MEM=0 GROUP_CM=1
+		GROUP_POINTS="randread:4k:32:1 randread:4k:32:2"
+		quick=randread:4k:32:1
+		;;
+	*)
+		echo "BENCH_SETTINGS: cache16, cache512, badblocks, mbps, blocking," \
+			"sharedtags or none, not $1" >&2
+		exit 2
+		;;
+	esac
+	[ "$MODE" != quick ] || GROUP_POINTS=$quick
 }
 
 # make_zoned_dev DIR NAME MEMORY ZONES: a zoned device of ZONES zones of 1
@@ -215,10 +336,14 @@ report_point() {
 # first. Jobs are threads: a process per job took about 0.2 s more each to
 # start under TCG.
 run_point() {
-	local file=$1 i c r jobs=()
+	local file=$1 i c r jobs=() cdevs=/dev/bench_c rdevs=/dev/$RDEV
+	# On a shared tag set, each job does its I/O on the driver's two devices.
+	if [ "$DEV_SHARED" = 1 ]; then
+		cdevs+=:/dev/bench_c2 rdevs+=:/dev/${RDEV}2
+	fi
 	for ((i = 1; i <= REPS; i++)); do
-		c=(--name=c$i --filename=/dev/bench_c --stonewall)
-		r=(--name=r$i --filename=/dev/$RDEV --stonewall)
+		c=(--name=c$i --filename=$cdevs --stonewall)
+		r=(--name=r$i --filename=$rdevs --stonewall)
 		if ((i % 2)); then jobs+=("${c[@]}" "${r[@]}"); else jobs+=("${r[@]}" "${c[@]}"); fi
 	done
 	fio --output-format=json --output="$file" "${FIO[@]}" --hipri="$6" --time_based \
@@ -254,6 +379,11 @@ progress() {
 # symbols are saved in OUT.
 if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
 	mem=$(first "$MEMS") cm=$(first "$CMS")
+	if [ -n "${BENCH_SETTING:-}" ]; then
+		# The group's devices, memory backing and completion.
+		setting_group "$BENCH_SETTING"
+		mem=$GROUP_MEM cm=$GROUP_CM
+	fi
 	case $BENCH_INSN_DRIVER in
 	null_blk) dev=bench_c dir=$CCFG ;;
 	rnull) dev=bench dir=$RCFG ;;
@@ -276,8 +406,10 @@ if [ -n "${BENCH_INSN_DRIVER:-}" ]; then
 	else
 		make_dev "$dir" $dev "$mem" "$cm"
 		if [ "$mem" = 1 ]; then fill $dev; fi
+		mark_bad "$dir"
 	fi
-	fio --name=insn --filename=/dev/$dev "${FIO[@]}" "${zbd[@]}" \
+	# shellcheck disable=SC2046
+	fio --name=insn --filename=/dev/$dev "${FIO[@]}" "${zbd[@]}" $(fio_region) $(fio_sync) \
 		--hipri="$([ "$cm" = poll ] && echo 1 || echo 0)" --rw="$rw" \
 		--bs="$(first "$BSS")" --iodepth="$(first "$QDS")" --numjobs="$(first "$NJS")" \
 		--number_ios="${BENCH_INSN_IOS:?}" --io_size=1T >/dev/null
@@ -299,16 +431,29 @@ mkdir -p "$OUT/raw"
 		"each memory_backed/completion pair, a second null_blk device in rnull's place."
 } >"$OUT/info.md"
 
+# measured BS MEMORY COMPLETION: whether the matrix has points of that block
+# size with that memory backing and completion.
+measured() {
+	[ "$3" != poll ] || in_list "$1" "$POLL_BS" || [ "$POLL_BS" = all ] || return 1
+	[ "$2" = 1 ] || in_list "$1" "$NOMEM_BS" || [ "$NOMEM_BS" = all ]
+}
 points=0
 for cm in $(list "$CMS"); do
 	for bs in $(list "$BSS"); do
-		[ "$cm" != poll ] || in_list "$bs" "$POLL_BS" || [ "$POLL_BS" = all ] || continue
-		for rw in $(list "$RWS"); do
-			points=$((points + $(list "$QDS" | wc -w) * $(list "$NJS" | wc -w) *
-				$(list "$MEMS" | wc -w)))
+		for mem in $(list "$MEMS"); do
+			measured "$bs" "$mem" "$cm" || continue
+			points=$((points + $(list "$RWS" | wc -w) * $(list "$QDS" | wc -w) *
+				$(list "$NJS" | wc -w)))
 		done
 	done
 done
+[ "$SETTINGS" != none ] || SETTINGS=
+# (Each group is looked at now: a misspelt one fails before any point runs.)
+for g in $(list "$SETTINGS"); do
+	setting_group "$g"
+	points=$((points + $(wc -w <<<"$GROUP_POINTS")))
+done
+plain_settings
 if [ "$CALIBRATE" = 1 ]; then
 	aa_points=$(($(list "$MEMS" | wc -w) * $(list "$CMS" | wc -w) * $(list "$NJS" | wc -w)))
 fi
@@ -333,22 +478,25 @@ point_done() {
 for mem in $(list "$MEMS"); do
 	for cm in $(list "$CMS"); do
 		remove_devs
-		make_dev $CCFG bench_c "$mem" "$cm"
-		make_dev $RCFG bench "$mem" "$cm"
+		make_devs $CCFG bench_c "$mem" "$cm"
+		make_devs $RCFG bench "$mem" "$cm"
 		if [ "$mem" = 1 ]; then
 			fill bench_c
 			fill bench
 		fi
+		mark_bad $CCFG
+		mark_bad $RCFG
 		check_log "making the devices (memory_backed=$mem, completion $cm)"
 		for rw in $(list "$RWS"); do
 			for bs in $(list "$BSS"); do
-				[ "$cm" != poll ] || in_list "$bs" "$POLL_BS" || [ "$POLL_BS" = all ] ||
-					continue
+				measured "$bs" "$mem" "$cm" || continue
 				for qd in $(list "$QDS"); do
 					for nj in $(list "$NJS"); do
 						file=$OUT/raw/$rw-$bs-$qd-$nj-$mem-$cm.json
+						# shellcheck disable=SC2046
 						run_point "$file" "$rw" "$bs" "$qd" "$nj" \
-							"$([ "$cm" = poll ] && echo 1 || echo 0)"
+							"$([ "$cm" = poll ] && echo 1 || echo 0)" \
+							$(fio_region) $(fio_sync)
 						point_done "$file"
 					done
 				done
@@ -357,20 +505,53 @@ for mem in $(list "$MEMS"); do
 		[ "$CALIBRATE" = 1 ] || continue
 		# The A/A points of the group, on a null_blk device in rnull's place.
 		remove_dev $RCFG
-		make_dev $ACFG bench_a "$mem" "$cm"
+		remove_dev $RCFG2
+		make_devs $ACFG bench_a "$mem" "$cm"
 		if [ "$mem" = 1 ]; then fill bench_a; fi
+		mark_bad $ACFG
 		check_log "making the A/A device (memory_backed=$mem, completion $cm)"
 		mkdir -p "$OUT/aa"
 		rw=$(first "$RWS") bs=$(first "$BSS") qd=$(list "$QDS" | awk '{ print $NF }')
 		RDEV=bench_a
 		for nj in $(list "$NJS"); do
 			file=$OUT/aa/$rw-$bs-$qd-$nj-$mem-$cm.json
-			run_point "$file" "$rw" "$bs" "$qd" "$nj" "$([ "$cm" = poll ] && echo 1 || echo 0)"
+			# shellcheck disable=SC2046
+			run_point "$file" "$rw" "$bs" "$qd" "$nj" "$([ "$cm" = poll ] && echo 1 || echo 0)" \
+				$(fio_region) $(fio_sync)
 			point_done "$file" A/A
 		done
 		RDEV=bench
 	done
 done
+
+# The groups of BENCH_SETTINGS: devices made with one more setting, filled
+# if memory-backed. A point's file name ends with the group's name (and the
+# fio runs' extra, fsync or fua), the setting field of bench/report.py.
+for g in $(list "$SETTINGS"); do
+	setting_group "$g"
+	mem=$GROUP_MEM cm=$GROUP_CM
+	remove_devs
+	make_devs $CCFG bench_c "$mem" "$cm"
+	make_devs $RCFG bench "$mem" "$cm"
+	if [ "$mem" = 1 ]; then
+		fill bench_c
+		fill bench
+	fi
+	mark_bad $CCFG
+	mark_bad $RCFG
+	check_log "making the devices of $g"
+	for point in $GROUP_POINTS; do
+		IFS=: read -r rw bs qd nj SYNC <<<"$point"
+		SYNC=${SYNC:-none}
+		setting=$g
+		[ "$SYNC" = none ] || setting+=+$SYNC
+		file=$OUT/raw/$rw-$bs-$qd-$nj-$mem-$cm-$setting.json
+		# shellcheck disable=SC2046
+		run_point "$file" "$rw" "$bs" "$qd" "$nj" 0 $(fio_region) $(fio_sync)
+		point_done "$file"
+	done
+done
+plain_settings
 
 # Zoned points: sequential writes in zbd mode (fio resets full zones, so
 # that a timed run can go on), each job in a part of its own; zone reports.

@@ -16,7 +16,12 @@
 #
 # Settings (environment): one value each of BENCH_RW (randwrite), BENCH_BS
 # (64k), BENCH_IODEPTH (1), BENCH_NUMJOBS (1), BENCH_MEMORY (1),
-# BENCH_COMPLETION (0) and BENCH_SIZE, as for bench/bench.sh; BENCH_INSN_IOS,
+# BENCH_COMPLETION (0) and BENCH_SIZE, as for bench/bench.sh; the device's
+# settings of a group of the benchmark, BENCH_SETTING (cache16, cache512,
+# badblocks, mbps, blocking, sharedtags: its devices, memory backing and
+# completion), or one by one: BENCH_CACHE, BENCH_BADBLOCKS, BENCH_MBPS,
+# BENCH_BLOCKING, BENCH_SHARED_TAGS, and BENCH_SYNC (none, fsync, fua) for
+# fio's writes; BENCH_INSN_IOS,
 # N (20000); BENCH_OUT, the results directory (default: a new one in the
 # cache); RNULL_VM_CPUS (1: with more, the counts are close but not exact).
 source "$(dirname "$0")/../scripts/common.sh"
@@ -75,8 +80,14 @@ fi
 ICOUNT="-icount shift=0,sleep=off"
 export RNULL_VM_ACCEL=tcg
 
+settings=
+for v in BENCH_SETTING BENCH_CACHE BENCH_BADBLOCKS BENCH_MBPS BENCH_BLOCKING BENCH_SHARED_TAGS \
+	BENCH_SYNC; do
+	[ -z "${!v:-}" ] || settings+=" ${v#BENCH_}=${!v}"
+done
 echo "instructions per request, $BENCH_RW $BENCH_BS qd$BENCH_IODEPTH j$BENCH_NUMJOBS" \
-	"memory_backed=$BENCH_MEMORY completion=$BENCH_COMPLETION: 4 boots, results in $out"
+	"memory_backed=$BENCH_MEMORY completion=$BENCH_COMPLETION${settings:+ (${settings# })}:" \
+	"4 boots, results in $out"
 for driver in null_blk rnull; do
 	for n in "$IOS" $((2 * IOS)); do
 		run=$out/$driver-$n

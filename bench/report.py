@@ -30,7 +30,7 @@ T975 = [0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
         2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
         2.086]
 
-FIELDS = ("rw", "bs", "iodepth", "numjobs", "memory_backed", "completion")
+FIELDS = ("rw", "bs", "iodepth", "numjobs", "memory_backed", "completion", "setting")
 
 
 def t975(df):
@@ -58,9 +58,14 @@ def run_figures(job):
 
 
 def parse_name(path):
-    """The settings of a point, from its file name."""
+    """The settings of a point, from its file name: the fields of FIELDS,
+    separated by '-'; the last, the group of BENCH_SETTINGS (with "+fsync"
+    or "+fua" for runs that flush or force unit access), is empty for the
+    points of the matrix."""
     parts = os.path.basename(path)[: -len(".json")].split("-")
-    return dict(zip(FIELDS, parts))
+    point = dict(zip(FIELDS, parts))
+    point.setdefault("setting", "")
+    return point
 
 
 def load_point(path):
@@ -117,17 +122,19 @@ def geomean(values):
 
 def label(p):
     return (f"{p['rw']} {p['bs']} qd{p['iodepth']} j{p['numjobs']} "
-            f"mb{p['memory_backed']} {p['completion']}")
+            f"mb{p['memory_backed']} {p['completion']}"
+            + (f" {p['setting']}" if p["setting"] else ""))
 
 
 def one_line(p):
-    return (f"{label(p):32} null_blk {p['c_iops']:9.0f}  rnull {p['r_iops']:9.0f} IOPS  "
+    return (f"{label(p):46} null_blk {p['c_iops']:9.0f}  rnull {p['r_iops']:9.0f} IOPS  "
             f"ratio {p['ratio']:.3f} ±{p['ratio_ci']:.3f}  "
             f"CPU/IO ratio {p['cpu_ratio']:.3f} ±{p['cpu_ratio_ci']:.3f}  "
             f"{p.get('verdict', verdict(p['ratio'], p['ratio_ci']))}")
 
 
-HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "null_blk IOPS", "rnull IOPS",
+HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "setting", "null_blk IOPS",
+          "rnull IOPS",
           "IOPS ratio (95% CI)", "null_blk CPU/IO", "rnull CPU/IO", "CPU/IO ratio (95% CI)",
           ""]
 
@@ -135,7 +142,7 @@ HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "null_blk IOPS", "rnull
 def table_rows(points):
     for p in points:
         yield [p["rw"], p["bs"], p["iodepth"], p["numjobs"], p["memory_backed"],
-               p["completion"], f"{p['c_iops']:.0f}", f"{p['r_iops']:.0f}",
+               p["completion"], p["setting"], f"{p['c_iops']:.0f}", f"{p['r_iops']:.0f}",
                f"{p['ratio']:.3f} ± {p['ratio_ci']:.3f}",
                f"{p['c_cpu_ns'] / 1000:.1f} µs", f"{p['r_cpu_ns'] / 1000:.1f} µs",
                f"{p['cpu_ratio']:.3f} ± {p['cpu_ratio_ci']:.3f}",
@@ -171,7 +178,7 @@ def summary(points, aa_points):
     return "\n".join(lines)
 
 
-AA_HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "null_blk IOPS",
+AA_HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "setting", "null_blk IOPS",
              "null_blk (2nd device) IOPS", "IOPS ratio (95% CI)"]
 
 
@@ -187,7 +194,7 @@ def markdown(points, aa_points, info):
         lines += ["A/A calibration points (a second null_blk device in rnull's place):", "",
                   "| " + " | ".join(AA_HEADER) + " |",
                   "|" + "|".join("---" for _ in AA_HEADER) + "|"]
-        lines += ["| " + " | ".join(row[:8] + [row[8]]) + " |"
+        lines += ["| " + " | ".join(row[:9] + [row[9]]) + " |"
                   for row in table_rows(aa_points)]
         lines.append("")
     return "\n".join(lines)
@@ -264,8 +271,9 @@ def main(argv):
         return int(bs[:-1]) * (1024 if bs.endswith("M") else 1) if bs[:-1].isdigit() else 0
 
     def key(p):
-        return (p["rw"].startswith("z"), p["completion"], p["memory_backed"],
-                order.get(p["rw"], 4), kib(p["bs"]), int(p["iodepth"]), int(p["numjobs"]))
+        return (p["rw"].startswith("z"), p["setting"] != "", p["setting"], p["completion"],
+                p["memory_backed"], order.get(p["rw"], 4), kib(p["bs"]), int(p["iodepth"]),
+                int(p["numjobs"]))
 
     points.sort(key=key)
     aa_points.sort(key=key)

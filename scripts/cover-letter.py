@@ -22,10 +22,15 @@ def summary(table_md):
     groups = {}
     for row in open(table_md):
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
-        # rw bs qd jobs mem completion c_iops r_iops ratio c_cpu r_cpu ratio verdict
+        # rw bs qd jobs mem completion [setting] c_iops r_iops ratio c_cpu r_cpu
+        # ratio verdict (tables before the setting column have 13 cells)
+        setting = ""
+        if len(cells) == 14:
+            setting = cells.pop(6).split("+")[0]
         if len(cells) != 13 or not cells[8][:1].isdigit():
             continue
-        g = groups.setdefault((cells[4], cells[5]), {"iops": [], "cpu": [], "slower": 0, "faster": 0})
+        key = (cells[4], cells[5], setting)
+        g = groups.setdefault(key, {"iops": [], "cpu": [], "slower": 0, "faster": 0})
         g["iops"].append(float(cells[8].split()[0]))
         g["cpu"].append(float(cells[11].split()[0]))
         if cells[12] in ("slower", "faster"):
@@ -34,14 +39,15 @@ def summary(table_md):
     def gm(values):
         return math.exp(sum(map(math.log, values)) / len(values))
 
-    lines = ["  memory_backed completion points IOPS ratio CPU/IO ratio slower faster"]
+    lines = ["  memory_backed completion setting    points IOPS ratio CPU/IO ratio slower faster"]
     every = {"iops": [], "cpu": [], "slower": 0, "faster": 0}
-    for (mem, completion), g in sorted(groups.items()):
-        lines.append(f"  {mem:>13} {completion:>10} {len(g['iops']):>6} {gm(g['iops']):>10.3f}"
-                     f" {gm(g['cpu']):>12.3f} {g['slower']:>6} {g['faster']:>6}")
+    for (mem, completion, setting), g in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0])):
+        lines.append(f"  {mem:>13} {completion:>10} {setting:10} {len(g['iops']):>6}"
+                     f" {gm(g['iops']):>10.3f} {gm(g['cpu']):>12.3f} {g['slower']:>6}"
+                     f" {g['faster']:>6}")
         for k in every:
             every[k] += g[k]
-    lines.append(f"  {'all':>13} {'':>10} {len(every['iops']):>6} {gm(every['iops']):>10.3f}"
+    lines.append(f"  {'all':>13} {'':>10} {'':10} {len(every['iops']):>6} {gm(every['iops']):>10.3f}"
                  f" {gm(every['cpu']):>12.3f} {every['slower']:>6} {every['faster']:>6}")
     return "\n".join(lines)
 
