@@ -34,6 +34,9 @@ const WRITE_BACK_BATCH: usize = 16;
 /// (the cache sits in a mutex).
 pub(super) struct Cache {
     pages: RBTree<usize, StorePage>,
+    /// Which pages may be in `pages`: most writes to a full cache go to the
+    /// store, and most lookups find nothing.
+    filter: Filter,
     /// The number of pages in `pages`.
     count: usize,
     /// The cache's size in pages; at least one. As in C, pages are written
@@ -46,19 +49,35 @@ pub(super) struct Cache {
 
 impl Cache {
     /// A cache of `bytes` bytes: as many whole pages as fit, at least one.
-    pub(super) fn new(bytes: u64) -> Self {
-        let capacity = usize::try_from(bytes / PAGE_SIZE as u64).unwrap_or(usize::MAX);
-        Self {
+    pub(super) fn new(bytes: u64) -> Result<Self> {
+        let capacity = usize::try_from(bytes / PAGE_SIZE as u64)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        Ok(Self {
             pages: RBTree::new(),
+            filter: Filter::new(capacity)?,
             count: 0,
-            capacity: capacity.max(1),
+            capacity,
             next: 0,
-        }
+        })
     }
 
     /// The cached copy of page `index`, if there is one.
+    #[inline]
     pub(super) fn page(&self, index: usize) -> Option<&StorePage> {
+        if !self.filter.may_hold(index) {
+            return None;
+        }
         self.pages.get(&index)
+    }
+
+    /// The cached copy of page `index`, if there is one, to write to.
+    #[inline]
+    fn page_mut(&mut self, index: usize) -> Option<&mut StorePage> {
+        if !self.filter.may_hold(index) {
+            return None;
+        }
+        self.pages.get_mut(&index)
     }
 
     /// Writes the part of `buffer` that `chunk` covers, as C's
@@ -78,7 +97,7 @@ impl Cache {
         if self.count + 1 >= self.capacity {
             self.make_room(store)?;
         }
-        if let Some(page) = self.pages.get_mut(&chunk.index) {
+        if let Some(page) = self.page_mut(chunk.index) {
             return page.write(buffer, chunk);
         }
         if store.write_existing(buffer, chunk)? {
@@ -95,6 +114,7 @@ impl Cache {
         let page = StorePage::written(buffer, chunk)?;
         let node = RBTreeNode::new(chunk.index, page, page_gfp()).map_err(|_| ENOSPC)?;
         self.pages.insert(node);
+        self.filter.add(chunk.index);
         self.count += 1;
         Ok(())
     }
@@ -102,7 +122,7 @@ impl Cache {
     /// Forgets the cached data `chunk` covers (it was discarded, or written
     /// to the store with FUA), and frees its page if it is left empty.
     pub(super) fn forget(&mut self, chunk: &Chunk) {
-        if let Some(page) = self.pages.get_mut(&chunk.index) {
+        if let Some(page) = self.page_mut(chunk.index) {
             if page.forget(chunk) {
                 self.remove(chunk.index);
             }
@@ -148,6 +168,7 @@ impl Cache {
             let (&index, page) = current.current();
             store.write_back(index, page)?;
             let (rest, _written) = current.remove_current();
+            self.filter.remove(index);
             self.count -= 1;
             self.next = index;
             done += 1;
@@ -160,6 +181,7 @@ impl Cache {
 
     fn remove(&mut self, index: usize) {
         if self.pages.remove(&index).is_some() {
+            self.filter.remove(index);
             self.count -= 1;
         }
     }
@@ -168,5 +190,52 @@ impl Cache {
     #[cfg(CONFIG_KUNIT = "y")]
     pub(super) fn len(&self) -> usize {
         self.count
+    }
+}
+
+/// A counting filter over page numbers: a count for each slot of page
+/// numbers (a page's slot is its number modulo the slot count), of the pages
+/// that were added and not removed. A page whose slot counts 0 was not
+/// added: a lookup in the tree, about 70 instructions in a cache of 4096
+/// pages, is then saved by one of a few. A count that reaches its maximum
+/// stays there, so that the filter only ever errs towards a lookup.
+struct Filter {
+    counts: KVVec<u16>,
+    /// The number of slots, less one: a power of two, less one.
+    mask: usize,
+}
+
+impl Filter {
+    /// A filter for a cache of `capacity` pages: about eight slots a page,
+    /// between 64 and 2^20 (2 MiB of counts) of them.
+    fn new(capacity: usize) -> Result<Self> {
+        let slots = capacity
+            .saturating_mul(8)
+            .clamp(64, 1 << 20)
+            .next_power_of_two();
+        Ok(Self {
+            counts: KVVec::from_elem(0, slots, GFP_KERNEL)?,
+            mask: slots - 1,
+        })
+    }
+
+    /// Whether page `index` may have been added.
+    #[inline(always)]
+    fn may_hold(&self, index: usize) -> bool {
+        self.counts.get(index & self.mask).is_some_and(|&count| count != 0)
+    }
+
+    fn add(&mut self, index: usize) {
+        if let Some(count) = self.counts.get_mut(index & self.mask) {
+            *count = count.saturating_add(1);
+        }
+    }
+
+    fn remove(&mut self, index: usize) {
+        if let Some(count) = self.counts.get_mut(index & self.mask) {
+            if *count != u16::MAX {
+                *count = count.saturating_sub(1);
+            }
+        }
     }
 }
