@@ -1061,9 +1061,8 @@ mod tests {
         // once 31 are held.
         let memory = DiskMemory::new(storage()?, 4096, 32 * PAGE_SIZE as u64)?;
         let page = |n: usize| (n * PAGE_SIZE) as u64;
-        let write = |n: usize, tag: u8| {
-            memory.write([&Bytes::pattern(PAGE_SIZE, tag)?], page(n), false)
-        };
+        let write =
+            |n: usize, tag: u8| memory.write([&Bytes::pattern(PAGE_SIZE, tag)?], page(n), false);
         for n in 0..31 {
             write(n, n as u8)?;
         }

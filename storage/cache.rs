@@ -222,7 +222,9 @@ impl Filter {
     /// Whether page `index` may have been added.
     #[inline(always)]
     fn may_hold(&self, index: usize) -> bool {
-        self.counts.get(index & self.mask).is_some_and(|&count| count != 0)
+        self.counts
+            .get(index & self.mask)
+            .is_some_and(|&count| count != 0)
     }
 
     fn add(&mut self, index: usize) {
