@@ -370,6 +370,11 @@ impl PageStore {
             // Within the capacity reserved above.
             let _ = limbo.push_within_capacity(page);
         }
+        // Else, with nothing else in the system needing a grace period, the
+        // pages could wait in limbo for long, and new ones be allocated.
+        if let Some(last) = limbo.last_mut() {
+            last.start_grace_period();
+        }
     }
 
     /// Frees the pages of `retired` after their grace period, waiting for
