@@ -35,6 +35,10 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*,
     sync::{
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
         Arc,
         Mutex,
         SpinLock, //
@@ -313,12 +317,19 @@ impl SharedPage {
     /// Calls `f` on the page, unless it left the store; returns whether it
     /// did not.
     #[inline(always)]
-    fn update(&self, f: impl FnOnce(&mut StorePage) -> Result) -> Result<bool> {
+    /// Calls `f` on the page unless it left the store: returns whether it
+    /// did. An empty page kept by a zone reset that `f` fills leaves the
+    /// count of `store`.
+    fn update(&self, store: &PageStore, f: impl FnOnce(&mut StorePage) -> Result) -> Result<bool> {
         let mut state = self.state.lock();
         if state.removed {
             return Ok(false);
         }
+        let kept = state.page.valid == 0;
         f(&mut state.page)?;
+        if kept && state.page.valid != 0 {
+            store.kept.fetch_sub(1, Relaxed);
+        }
         Ok(true)
     }
 }
@@ -332,17 +343,27 @@ impl SharedPage {
 /// store's lock (the array's) is taken only to add and remove pages; a page
 /// removed by a discard is freed once no reader can hold it, after an RCU
 /// grace period, which the discard waits for. Zone resets, which come often
-/// in zoned workloads, do not wait: the pages they remove wait in `limbo`,
-/// and are used again for new data once the grace period has passed (a
-/// zone is written again after its reset), or freed by a later reset or
-/// discard, or with the device.
+/// in zoned workloads, do not wait. A reset empties the pages of its zone
+/// and keeps them in the store, up to [`KEPT_PAGES`] empty pages in all, for
+/// the writes that follow (a zone is written again after its reset): they
+/// read as zeros and take new data with no allocation, no change to the
+/// array and no grace period. The pages beyond that wait in `limbo`, and
+/// are used again for new data once the grace period has passed, or freed
+/// by a later reset or discard, or with the device.
 #[pin_data]
 pub(crate) struct PageStore {
     #[pin]
     pages: RcuXArray<Pin<KBox<SharedPage>>>,
     #[pin]
     limbo: Mutex<KVVec<RetiredPage>>,
+    /// The number of empty pages in `pages` (kept by zone resets). It grows
+    /// only with the array's lock held, so never above [`KEPT_PAGES`].
+    kept: Atomic<usize>,
 }
+
+/// The most empty pages zone resets keep in a store: 16 MiB, what C frees
+/// at once and allocates again as the zone is written.
+const KEPT_PAGES: usize = (16 << 20) / PAGE_SIZE;
 
 /// A page removed from the store, which readers may still hold.
 type RetiredPage = xarray::Retired<Pin<KBox<SharedPage>>>;
@@ -352,6 +373,7 @@ impl PageStore {
         pin_init!(Self {
             pages <- RcuXArray::new(xarray::AllocKind::None),
             limbo <- new_mutex!(KVVec::new()),
+            kept: Atomic::new(0),
         })
     }
 
@@ -466,8 +488,9 @@ impl<'a> Handle<'a> {
         make: impl FnOnce() -> Result<StorePage>,
         update: impl Fn(&mut StorePage) -> Result,
     ) -> Result {
+        let storage = self.storage;
         if let Some(page) = self.pages().get(index) {
-            if page.update(&update)? {
+            if page.update(storage, &update)? {
                 return Ok(());
             }
         }
@@ -502,7 +525,7 @@ impl<'a> Handle<'a> {
             Ok(()) => Ok(()),
             Err(e) if e.error == EBUSY => match pages.get(index) {
                 // Found with the lock held, the page is in the store.
-                Some(page) => page.update(update).map(|_| ()),
+                Some(page) => page.update(self.storage, update).map(|_| ()),
                 None => Err(ENOSPC),
             },
             Err(_) => Err(ENOSPC),
@@ -517,7 +540,7 @@ impl<'a> Handle<'a> {
     /// ran for a 64 KiB write (see Documentation/rnull-performance.rst).
     #[inline(always)]
     fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
-        if self.write_existing(buffer, chunk)? {
+        if self.write_existing(buffer, chunk, true)? {
             return Ok(());
         }
         self.add(
@@ -528,15 +551,28 @@ impl<'a> Handle<'a> {
     }
 
     /// Writes the part of `buffer` that `chunk` covers to the store's page,
-    /// if the store has that page: returns whether it did. (The path of a
-    /// page that is there, written out rather than through `update`, whose
-    /// closure rustc left a call per page.)
+    /// if the store has that page: returns whether it did. An empty page
+    /// (kept by a zone reset) counts as one only if `into_empty`: the cache
+    /// takes writes to pages the store has no data of, as in C, where a
+    /// reset frees them. (The path of a page that is there, written out
+    /// rather than through `update`, whose closure rustc left a call per
+    /// page.)
     #[inline(always)]
-    fn write_existing(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result<bool> {
+    fn write_existing(
+        &mut self,
+        buffer: &impl Source,
+        chunk: &Chunk,
+        into_empty: bool,
+    ) -> Result<bool> {
+        let storage = self.storage;
         if let Some(page) = self.pages().get(chunk.index) {
             let mut state = page.state.lock();
-            if !state.removed {
+            let kept = state.page.valid == 0;
+            if !state.removed && (into_empty || !kept) {
                 state.page.write(buffer, chunk)?;
+                if kept {
+                    storage.kept.fetch_sub(1, Relaxed);
+                }
                 return Ok(true);
             }
         }
@@ -605,11 +641,26 @@ impl<'a> Handle<'a> {
                 self.storage.free(&mut retired, wait);
             }
             let pages = locked.get_or_insert_with(|| self.storage.pages.lock());
+            let storage = self.storage;
             let emptied = pages.get(chunk.index).is_some_and(|page| {
                 let mut state = page.state.lock();
-                let empty = state.page.forget(chunk);
-                state.removed = empty;
-                empty
+                let kept = state.page.valid == 0;
+                if !state.page.forget(chunk) {
+                    return false;
+                }
+                // A reset keeps the pages it empties while there is room
+                // (under the array's lock: the count cannot pass the bound).
+                if !wait && (kept || storage.kept.load(Relaxed) < KEPT_PAGES) {
+                    if !kept {
+                        storage.kept.add(1, Relaxed);
+                    }
+                    return false;
+                }
+                if kept {
+                    storage.kept.fetch_sub(1, Relaxed);
+                }
+                state.removed = true;
+                true
             });
             if emptied {
                 if let Some(page) = pages.remove(chunk.index) {
@@ -975,6 +1026,58 @@ mod tests {
         assert!(read(&memory, 1536, PAGE_SIZE)?.same(&data));
         assert!(read(&memory, 0, 1536)?.all(0));
         assert!(has_page(&memory.storage, 0) && has_page(&memory.storage, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn resets_keep_a_bounded_number_of_emptied_pages() -> Result {
+        let storage = storage()?;
+        let memory = DiskMemory::new(storage.clone(), 4096, 0)?;
+        let pages = KEPT_PAGES + 2;
+        let data = Bytes::pattern(PAGE_SIZE, 1)?;
+        for n in 0..pages {
+            memory.write([&data], (n * PAGE_SIZE) as u64, false)?;
+        }
+        memory.reset(0, pages * PAGE_SIZE)?;
+        // The first pages stay in the store, emptied; the others leave it.
+        assert_eq!(storage.kept.load(Relaxed), KEPT_PAGES);
+        assert!(has_page(&storage, 0) && has_page(&storage, KEPT_PAGES - 1));
+        assert!(!has_page(&storage, KEPT_PAGES) && !has_page(&storage, KEPT_PAGES + 1));
+        for n in [0, KEPT_PAGES - 1, KEPT_PAGES] {
+            assert!(read(&memory, (n * PAGE_SIZE) as u64, PAGE_SIZE)?.all(0));
+        }
+        // Written again, a kept page takes the data and leaves the count.
+        memory.write([&data], 0, false)?;
+        assert!(read(&memory, 0, PAGE_SIZE)?.same(&data));
+        assert_eq!(storage.kept.load(Relaxed), KEPT_PAGES - 1);
+        // Reset again, it is kept again; a discard frees every kept page.
+        memory.reset(0, PAGE_SIZE)?;
+        assert_eq!(storage.kept.load(Relaxed), KEPT_PAGES);
+        memory.discard(0, pages * PAGE_SIZE)?;
+        assert_eq!(storage.kept.load(Relaxed), 0);
+        assert!(!has_page(&storage, 0) && !has_page(&storage, KEPT_PAGES - 1));
+        Ok(())
+    }
+
+    #[test]
+    fn the_cache_takes_writes_to_a_page_a_reset_emptied() -> Result {
+        let storage = storage()?;
+        let memory = DiskMemory::new(storage.clone(), 4096, 16 * PAGE_SIZE as u64)?;
+        let (old, new) = (Bytes::pattern(PAGE_SIZE, 1)?, Bytes::pattern(PAGE_SIZE, 2)?);
+        memory.write([&old], 0, false)?;
+        memory.flush()?;
+        assert_eq!(cached_pages(&memory), 0);
+        memory.reset(0, PAGE_SIZE)?;
+        assert!(has_page(&storage, 0) && read(&memory, 0, PAGE_SIZE)?.all(0));
+        // As in C, where the reset freed the page: the write is cached,
+        // and the store's page stays empty until a flush.
+        memory.write([&new], 0, false)?;
+        assert_eq!(cached_pages(&memory), 1);
+        assert_eq!(storage.kept.load(Relaxed), 1);
+        assert!(read(&memory, 0, PAGE_SIZE)?.same(&new));
+        memory.flush()?;
+        assert_eq!(storage.kept.load(Relaxed), 0);
+        assert!(read(&memory, 0, PAGE_SIZE)?.same(&new));
         Ok(())
     }
 

@@ -100,7 +100,7 @@ impl Cache {
         if let Some(page) = self.page_mut(chunk.index) {
             return page.write(buffer, chunk);
         }
-        if store.write_existing(buffer, chunk)? {
+        if store.write_existing(buffer, chunk, false)? {
             return Ok(());
         }
         self.add(store, buffer, chunk)
