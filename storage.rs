@@ -314,22 +314,15 @@ impl SharedPage {
         })
     }
 
-    /// Calls `f` on the page, unless it left the store; returns whether it
-    /// did not.
+    /// Calls `f` on the page, a page of `store`, unless it left the store;
+    /// returns whether it did.
     #[inline(always)]
-    /// Calls `f` on the page unless it left the store: returns whether it
-    /// did. An empty page kept by a zone reset that `f` fills leaves the
-    /// count of `store`.
     fn update(&self, store: &PageStore, f: impl FnOnce(&mut StorePage) -> Result) -> Result<bool> {
         let mut state = self.state.lock();
         if state.removed {
             return Ok(false);
         }
-        let kept = state.page.valid == 0;
-        f(&mut state.page)?;
-        if kept && state.page.valid != 0 {
-            store.kept.fetch_sub(1, Relaxed);
-        }
+        store.fill(&mut state.page, f)?;
         Ok(true)
     }
 }
@@ -375,6 +368,18 @@ impl PageStore {
             limbo <- new_mutex!(KVVec::new()),
             kept: Atomic::new(0),
         })
+    }
+
+    /// Calls `f`, which writes data, on `page`, a page of the store: an
+    /// empty page kept by a zone reset that it fills leaves the count.
+    #[inline(always)]
+    fn fill(&self, page: &mut StorePage, f: impl FnOnce(&mut StorePage) -> Result) -> Result {
+        let kept = page.valid == 0;
+        f(page)?;
+        if kept && page.valid != 0 {
+            self.kept.fetch_sub(1, Relaxed);
+        }
+        Ok(())
     }
 
     /// Frees the pages in limbo whose grace period has passed, and puts
@@ -567,12 +572,8 @@ impl<'a> Handle<'a> {
         let storage = self.storage;
         if let Some(page) = self.pages().get(chunk.index) {
             let mut state = page.state.lock();
-            let kept = state.page.valid == 0;
-            if !state.removed && (into_empty || !kept) {
-                state.page.write(buffer, chunk)?;
-                if kept {
-                    storage.kept.fetch_sub(1, Relaxed);
-                }
+            if !state.removed && (into_empty || state.page.valid != 0) {
+                storage.fill(&mut state.page, |page| page.write(buffer, chunk))?;
                 return Ok(true);
             }
         }
@@ -631,6 +632,7 @@ impl<'a> Handle<'a> {
         let mut retired = KVVec::with_capacity(pages_in, page_gfp())
             .or_else(|_| KVVec::with_capacity(pages_in.min(8), page_gfp()))
             .map_err(|_| ENOMEM)?;
+        let storage = self.storage;
         let mut locked = None;
         let result = for_each_chunk(pos, bytes, PAGE_SIZE, |chunk| {
             also(chunk);
@@ -638,10 +640,9 @@ impl<'a> Handle<'a> {
                 // Wait for the batch, without the lock: the page removed
                 // last first, its grace period covers the others.
                 locked = None;
-                self.storage.free(&mut retired, wait);
+                storage.free(&mut retired, wait);
             }
-            let pages = locked.get_or_insert_with(|| self.storage.pages.lock());
-            let storage = self.storage;
+            let pages = locked.get_or_insert_with(|| storage.pages.lock());
             let emptied = pages.get(chunk.index).is_some_and(|page| {
                 let mut state = page.state.lock();
                 let kept = state.page.valid == 0;
