@@ -762,7 +762,7 @@ impl DiskMemory {
         valid: u64,
     ) -> Result {
         let end = pos.saturating_add(valid);
-        let cache = self.cache.as_ref().map(|cache| cache.lock());
+        let mut cache = self.cache.as_ref().map(|cache| cache.lock());
         let mut store = self.storage.handle();
         self.for_each_chunk(buffers, pos, |buffer, chunk| {
             let kept = chunk.kept_before(end);
@@ -773,7 +773,7 @@ impl DiskMemory {
                 }
             }
             let chunk = &chunk.prefix(kept);
-            match cache.as_ref().and_then(|cache| cache.page(chunk.index)) {
+            match cache.as_mut().and_then(|cache| cache.page(chunk.index)) {
                 Some(page) if page.holds(chunk) => page.read(buffer, chunk),
                 _ => store.read(buffer, chunk),
             }

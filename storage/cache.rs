@@ -9,6 +9,12 @@
 //! in cache pages until the cache is full, when pages are written back to the
 //! store in batches of up to [`WRITE_BACK_BATCH`] in rounds of increasing
 //! page number, or until a FLUSH writes all of them back.
+//!
+//! The pages are in an [`XArray`] by page number, as C's are in a radix
+//! tree: a lookup walks a few nodes of 64 slots whatever the size of the
+//! cache. The cache's mutex serialises every access, so lookups borrow the
+//! array exclusively ([`XArray::load_mut`]) and take no lock of its own;
+//! only adding and removing pages does.
 
 use super::{
     page_gfp,
@@ -20,9 +26,9 @@ use super::{
 use kernel::{
     page::PAGE_SIZE,
     prelude::*,
-    rbtree::{
-        RBTree,
-        RBTreeNode, //
+    xarray::{
+        AllocKind,
+        XArray, //
     },
 };
 
@@ -33,7 +39,7 @@ const WRITE_BACK_BATCH: usize = 16;
 /// The cached pages of a disk, by page number. Callers serialise access
 /// (the cache sits in a mutex).
 pub(super) struct Cache {
-    pages: RBTree<usize, StorePage>,
+    pages: Pin<KBox<XArray<KBox<StorePage>>>>,
     /// Which pages may be in `pages`: most writes to a full cache go to the
     /// store, and most lookups find nothing.
     filter: Filter,
@@ -54,7 +60,7 @@ impl Cache {
             .unwrap_or(usize::MAX)
             .max(1);
         Ok(Self {
-            pages: RBTree::new(),
+            pages: KBox::pin_init(XArray::new(AllocKind::None), GFP_KERNEL)?,
             filter: Filter::new(capacity)?,
             count: 0,
             capacity,
@@ -64,11 +70,8 @@ impl Cache {
 
     /// The cached copy of page `index`, if there is one.
     #[inline]
-    pub(super) fn page(&self, index: usize) -> Option<&StorePage> {
-        if !self.filter.may_hold(index) {
-            return None;
-        }
-        self.pages.get(&index)
+    pub(super) fn page(&mut self, index: usize) -> Option<&StorePage> {
+        self.page_mut(index).map(|page| &*page)
     }
 
     /// The cached copy of page `index`, if there is one, to write to.
@@ -77,7 +80,7 @@ impl Cache {
         if !self.filter.may_hold(index) {
             return None;
         }
-        self.pages.get_mut(&index)
+        self.pages.as_mut().load_mut(index)
     }
 
     /// Writes the part of `buffer` that `chunk` covers, as C's
@@ -111,9 +114,11 @@ impl Cache {
         store.check_reserve()?;
         // Allocation may sleep.
         store.unlock();
-        let page = StorePage::written(buffer, chunk)?;
-        let node = RBTreeNode::new(chunk.index, page, page_gfp()).map_err(|_| ENOSPC)?;
-        self.pages.insert(node);
+        let page = KBox::new(StorePage::written(buffer, chunk)?, page_gfp()).map_err(|_| ENOSPC)?;
+        self.pages
+            .lock()
+            .store(chunk.index, page, page_gfp())
+            .map_err(|_| ENOSPC)?;
         self.filter.add(chunk.index);
         self.count += 1;
         Ok(())
@@ -160,27 +165,23 @@ impl Cache {
     /// the last one. Returns how many were written back.
     fn write_back_batch(&mut self, store: &mut Handle<'_>) -> Result<usize> {
         let mut done = 0;
-        let mut cursor = self.pages.cursor_lower_bound_mut(&self.next);
-        while let Some(current) = cursor {
-            if done == WRITE_BACK_BATCH {
+        let mut from = Some(self.next);
+        while let Some(start) = from.filter(|_| done < WRITE_BACK_BATCH) {
+            let Some((index, page)) = self.pages.as_mut().find_mut(start) else {
                 break;
-            }
-            let (&index, page) = current.current();
+            };
+            // May sleep; the page stays cached if it fails.
             store.write_back(index, page)?;
-            let (rest, _written) = current.remove_current();
-            self.filter.remove(index);
-            self.count -= 1;
+            self.remove(index);
             self.next = index;
             done += 1;
-            // Only forwards, as C's lookup: after the last page, the cursor
-            // goes back to the one before.
-            cursor = rest.filter(|rest| *rest.current().0 > index);
+            from = index.checked_add(1);
         }
         Ok(done)
     }
 
     fn remove(&mut self, index: usize) {
-        if self.pages.remove(&index).is_some() {
+        if self.pages.lock().remove(index).is_some() {
             self.filter.remove(index);
             self.count -= 1;
         }
@@ -196,8 +197,8 @@ impl Cache {
 /// A counting filter over page numbers: a count for each slot of page
 /// numbers (a page's slot is its number modulo the slot count), of the pages
 /// that were added and not removed. A page whose slot counts 0 was not
-/// added: a lookup in the tree, about 70 instructions in a cache of 4096
-/// pages, is then saved by one of a few. A count that reaches its maximum
+/// added: a walk down the array, several nodes from its root, is then saved
+/// by a load and a test. A count that reaches its maximum
 /// stays there, so that the filter only ever errs towards a lookup.
 struct Filter {
     counts: KVVec<u16>,
