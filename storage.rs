@@ -220,7 +220,7 @@ struct StorePage {
 impl StorePage {
     /// A page holding the part of `buffer` that `chunk` covers; [`ENOSPC`]
     /// if there is no memory for it. The caller checks the reserve first
-    /// ([`Handle::check_reserve`]).
+    /// ([`PageStore::check_reserve`]).
     fn written(buffer: &impl Source, chunk: &Chunk) -> Result<Self> {
         // A sector bit map of a page must fit the `valid` field.
         const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
@@ -352,7 +352,14 @@ pub(crate) struct PageStore {
     /// The number of empty pages in `pages` (kept by zone resets). It grows
     /// only with the array's lock held, so never above [`KEPT_PAGES`].
     kept: Atomic<usize>,
+    /// How many more pages may be allocated before the memory left is
+    /// looked up again ([`PageStore::check_reserve`]).
+    unchecked: Atomic<isize>,
 }
+
+/// The most pages a store allocates between two look-ups of the memory left:
+/// 256 KiB, little beside [`MEMORY_RESERVE`].
+const RESERVE_CHECK_PAGES: usize = 64;
 
 /// The most empty pages zone resets keep in a store: 16 MiB, what C frees
 /// at once and allocates again as the zone is written.
@@ -367,6 +374,7 @@ impl PageStore {
             pages <- RcuXArray::new(xarray::AllocKind::None),
             limbo <- new_mutex!(KVVec::new()),
             kept: Atomic::new(0),
+            unchecked: Atomic::new(0),
         })
     }
 
@@ -379,6 +387,26 @@ impl PageStore {
         if kept && page.valid != 0 {
             self.kept.fetch_sub(1, Relaxed);
         }
+        Ok(())
+    }
+
+    /// Fails with [`ENOSPC`] if a new page would leave less than
+    /// [`MEMORY_RESERVE`] to the system. The memory left is looked up once
+    /// for up to [`RESERVE_CHECK_PAGES`] new pages, as many as it leaves
+    /// room for above the reserve: the look-up (`si_mem_available()`) costs
+    /// about as much as a lookup of a page.
+    #[inline]
+    fn check_reserve(&self) -> Result {
+        if self.unchecked.fetch_sub(1, Relaxed) > 0 {
+            return Ok(());
+        }
+        let room = available_memory().saturating_sub(MEMORY_RESERVE) / PAGE_SIZE;
+        if room == 0 {
+            return Err(ENOSPC);
+        }
+        // This page, and the others there is room for, up to the bound.
+        let more = room.min(RESERVE_CHECK_PAGES) - 1;
+        self.unchecked.store(more as isize, Relaxed);
         Ok(())
     }
 
@@ -436,7 +464,6 @@ impl PageStore {
         Handle {
             storage: self,
             pages: None,
-            reserve_checked: false,
         }
     }
 }
@@ -445,13 +472,10 @@ impl PageStore {
 /// [`xarray::RcuCursor`], made on first use and dropped before anything
 /// that may sleep: the chunks of a transfer are in consecutive pages, and
 /// the lookup of the page after the last one is a step in the array rather
-/// than a walk from its root. The reserve of memory is checked once for the
-/// request ([`Handle::check_reserve`]).
+/// than a walk from its root.
 struct Handle<'a> {
     storage: &'a PageStore,
     pages: Option<xarray::RcuCursor<'a, Pin<KBox<SharedPage>>>>,
-    /// Whether [`Handle::check_reserve`] found enough memory left.
-    reserve_checked: bool,
 }
 
 impl<'a> Handle<'a> {
@@ -468,17 +492,10 @@ impl<'a> Handle<'a> {
     }
 
     /// Fails with [`ENOSPC`] if a new page would leave less than
-    /// [`MEMORY_RESERVE`] to the system. Checked before the first page a
-    /// request allocates, not before every page: a request takes at most a
-    /// few MiB more, and the check costs as much as a page lookup.
+    /// [`MEMORY_RESERVE`] to the system ([`PageStore::check_reserve`]).
+    #[inline]
     fn check_reserve(&mut self) -> Result {
-        if !self.reserve_checked {
-            if available_memory() < MEMORY_RESERVE {
-                return Err(ENOSPC);
-            }
-            self.reserve_checked = true;
-        }
-        Ok(())
+        self.storage.check_reserve()
     }
 
     /// Calls `update` on page `index` of the store. If there is no such
