@@ -200,9 +200,9 @@ impl Operations for NullBlk {
         batch: &mut CompletionBatch<'_>,
     ) -> u32 {
         // Only the requests there at the first look: submitters may keep
-        // adding more. They are ended together with the batch, as C does,
-        // outside the lock (ending one may submit more). Their data moved
-        // when they were queued.
+        // adding more. They are ended oldest first and together with the
+        // batch, as C does, outside the lock (ending one may submit more).
+        // Their data moved when they were queued.
         if hw_queue.polled.load(Relaxed) == 0 {
             return 0;
         }
@@ -211,7 +211,7 @@ impl Operations for NullBlk {
         // instructions, as `make insn` counts with polled I/O at depth 1).
         let (first, left) = {
             let mut list = hw_queue.poll_list.lock();
-            let first = list.pop();
+            let first = list.remove(0).ok();
             hw_queue.polled.store(list.len(), Relaxed);
             (first, list.len())
         };
@@ -382,8 +382,10 @@ fn transfer_before_bad(queue_data: &QueueData, rq: &Request, good: u64) -> Resul
     Err(EIO)
 }
 
-/// Ends the next `left` requests of a poll list, taking them off the list a
-/// handful at a time, so that the lock is not taken for each.
+/// Ends the next `left` requests of a poll list, oldest first, taking them
+/// off the list a handful at a time, so that the lock is not taken for each.
+/// (Taken from the front of a list of at most `queue_depth` requests, which
+/// moves the rest.)
 fn poll_batches(hw_queue: Pin<&HwQueue>, mut left: usize, batch: &mut CompletionBatch<'_>) -> u32 {
     let mut completed = 0;
     let mut taken: [Option<OwnedRequest>; POLL_BATCH] = [const { None }; POLL_BATCH];
@@ -393,7 +395,7 @@ fn poll_batches(hw_queue: Pin<&HwQueue>, mut left: usize, batch: &mut Completion
             left = left.min(list.len());
             let count = left.min(POLL_BATCH);
             for slot in &mut taken[..count] {
-                *slot = list.pop();
+                *slot = list.remove(0).ok();
             }
             hw_queue.polled.store(list.len(), Relaxed);
             count
