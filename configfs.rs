@@ -14,10 +14,10 @@ use crate::{
     disk::{
         Device,
         Disk,
-        Settings,
         Shared, //
     },
     faults::Faults,
+    settings::Settings,
 };
 use kernel::{
     block::zoned::ZoneCondition,

@@ -37,6 +37,7 @@ use kernel::{
 use crate::{
     badblocks::Rules,
     faults::Faults,
+    settings::IrqMode,
     storage::{
         prefix,
         DiskMemory, //
@@ -52,28 +53,6 @@ type OwnedRequest = Owned<Request>;
 
 /// How many polled requests [`poll_batches`] takes off the list at once.
 const POLL_BATCH: usize = 16;
-
-/// How a request is completed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IrqMode {
-    /// Ended inline, in `queue_rq`.
-    None,
-    /// Completed through `blk_mq_complete_request`, in softirq context.
-    Soft,
-    /// Completed by a timer in the request, after `completion_nsec`.
-    Timer,
-}
-
-impl IrqMode {
-    /// Maps the numeric `irqmode` of C null_blk, once clamped to 0..=2.
-    pub(crate) fn from_raw(value: u32) -> Self {
-        match value {
-            0 => Self::None,
-            1 => Self::Soft,
-            _ => Self::Timer,
-        }
-    }
-}
 
 /// Per-disk data reachable from the request path.
 pub(crate) struct QueueData {

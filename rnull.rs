@@ -14,6 +14,7 @@ mod configfs;
 mod disk;
 mod faults;
 mod queue;
+mod settings;
 mod storage;
 mod throttle;
 mod zoned;
@@ -21,7 +22,6 @@ mod zoned;
 use disk::{
     Device,
     Disk,
-    Settings,
     Shared, //
 };
 use faults::Faults;
@@ -32,6 +32,7 @@ use kernel::{
     prelude::*,
     sync::Arc, //
 };
+use settings::Settings;
 
 module! {
     type: RnullModule,

@@ -13,7 +13,7 @@
 
 use crate::{
     badblocks::Rules,
-    disk::Settings,
+    settings::Settings,
     storage::{
         prefix,
         DiskMemory, //
@@ -748,29 +748,20 @@ mod tests {
     use super::*;
 
     /// The settings of a zoned disk of `size` MiB with zones of `zone` MiB,
-    /// the other zone settings at C's defaults whatever the module was
-    /// loaded with.
-    fn settings(size: u64, zone: u64) -> Result<Settings> {
-        Ok(Settings {
+    /// the others at C's defaults.
+    fn settings(size: u64, zone: u64) -> Settings {
+        Settings {
             size,
-            blocksize: 512,
-            memory_backed: false,
             zoned: true,
             zone_size: zone,
-            zone_capacity: 0,
-            zone_nr_conv: 0,
-            zone_max_open: 0,
-            zone_max_active: 0,
-            zone_append_max_sectors: i32::MAX as u32,
-            zone_full: false,
-            ..Settings::from_module_params()?
-        })
+            ..Settings::for_tests()
+        }
     }
 
     /// Zones of 1 MiB on a disk of `size` MiB, with `nr_conv` conventional
     /// zones and the limits given.
     fn zones(size: u64, nr_conv: u32, max_open: u32, max_active: u32) -> Result<Pin<KBox<Zones>>> {
-        let mut s = settings(size, 1)?;
+        let mut s = settings(size, 1);
         s.zone_nr_conv = nr_conv;
         s.zone_max_open = max_open;
         s.zone_max_active = max_active;
@@ -799,7 +790,7 @@ mod tests {
 
     #[test]
     fn geometry_is_checked_and_rewritten_like_null_blk() -> Result {
-        let mut s = settings(64, 16)?;
+        let mut s = settings(64, 16);
         s.zone_nr_conv = 9;
         s.zone_max_open = 5;
         s.zone_max_active = 2;
@@ -812,9 +803,9 @@ mod tests {
         assert_eq!((s.zone_max_active, s.zone_max_open), (0, 0));
         assert_eq!(s.zone_append_max_sectors, 1000);
 
-        let mut s = settings(8, 16)?;
+        let mut s = settings(8, 16);
         assert_eq!(Geometry::new(&mut s, 8 << MIB_SECTORS_SHIFT), Err(EINVAL));
-        let mut s = settings(60, 16)?;
+        let mut s = settings(60, 16);
         s.zone_capacity = 8;
         assert_eq!(Geometry::new(&mut s, 60 << MIB_SECTORS_SHIFT), Err(EINVAL));
         s.zone_capacity = 32;
@@ -860,7 +851,7 @@ mod tests {
 
     #[test]
     fn finish_moves_the_write_pointer_to_the_capacity() -> Result {
-        let mut s = settings(8, 2)?;
+        let mut s = settings(8, 2);
         s.zone_capacity = 1;
         let geometry = Geometry::new(&mut s, 8 << MIB_SECTORS_SHIFT)?;
         let zones = Zones::new(geometry, 8 << MIB_SECTORS_SHIFT, None)?;

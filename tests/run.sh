@@ -92,7 +92,7 @@ save_kernel_log
 #   here fails the run.
 KUNIT_BOOT_SUITES=(rust_module_param rust_kernel_fmt rust_netlink rust_block_badblocks
 	rust_spinlock_irq_condvar rust_doctests_kernel)
-KUNIT_MODULE_SUITES=(rnull_disk rnull_zoned rnull_storage rnull_configfs rnull_badblocks)
+KUNIT_MODULE_SUITES=(rnull_settings rnull_zoned rnull_storage rnull_configfs rnull_badblocks)
 klog=$(kernel_log | sed -E 's/^\[[^]]*\] ?//')
 ktap=$(grep -E '^ {4,}(not )?ok [0-9]+ ' <<<"$klog" |
 	sed -E 's/^ +//; s/^(not ok|ok) [0-9]+ /\1 /' | sort -u)
