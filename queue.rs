@@ -286,6 +286,7 @@ fn queue_request(
             // Cannot happen: a queue holds at most `queue_depth` requests.
             Err(full) => {
                 drop(list);
+                kernel::warn_on!(true);
                 end_request(full.0);
             }
         }
