@@ -14,7 +14,7 @@ use crate::{
     disk::{
         Device,
         Disk,
-        Shared, //
+        Registry, //
     },
     faults::Faults,
     settings::Settings,
@@ -48,12 +48,12 @@ use kernel::{
 };
 
 /// Creates the `rnull` configfs subsystem. New devices start from
-/// `defaults` and share `shared` with the module's disks; `module_disks`
+/// `defaults` and share `registry` with the module's disks; `module_disks`
 /// disks named `rnullb<N>` already exist.
 pub(crate) fn subsystem(
     defaults: Settings,
     module_disks: u32,
-    shared: Arc<Shared>,
+    registry: Arc<Registry>,
 ) -> impl PinInit<configfs::Subsystem<Config>, Error> {
     let item_type = configfs_attrs! {
         container: configfs::Subsystem<Config>,
@@ -70,7 +70,7 @@ pub(crate) fn subsystem(
         try_pin_init!(Config {
             defaults,
             module_disks,
-            shared,
+            registry,
         }),
     )
 }
@@ -83,7 +83,7 @@ pub(crate) struct Config {
     /// How many `rnullb<N>` disks the module created at load.
     module_disks: u32,
     /// The disk indexes and the module-wide tag set.
-    shared: Arc<Shared>,
+    registry: Arc<Registry>,
 }
 
 impl Config {
@@ -154,14 +154,14 @@ impl configfs::GroupOperations for Config {
         }
 
         let bad_blocks = Arc::pin_init(badblocks::Table::new(), GFP_KERNEL)?;
-        let faults = Arc::pin_init(Faults::new(self.shared.fault_specs()), GFP_KERNEL)?;
+        let faults = Arc::pin_init(Faults::new(self.registry.fault_specs()), GFP_KERNEL)?;
         let off = Device::new(
             self.defaults.clone(),
             Some(bad_blocks.clone()),
             faults.clone(),
         );
         let device = try_pin_init!(DeviceConfig {
-            shared: self.shared.clone(),
+            registry: self.registry.clone(),
             state <- new_mutex!(DeviceState {
                 device: off,
                 name: name.try_into()?,
@@ -192,7 +192,7 @@ impl configfs::GroupOperations for Config {
 /// One device directory.
 #[pin_data]
 pub(crate) struct DeviceConfig {
-    shared: Arc<Shared>,
+    registry: Arc<Registry>,
     /// The bad sectors, live while the device is on, kept while it is off.
     bad_blocks: Arc<badblocks::Table>,
     /// The fault attributes, kept over power cycles, as in C.
@@ -272,7 +272,7 @@ impl DeviceConfig {
 
         match (state.disk.is_some(), power) {
             (false, true) => {
-                state.disk = Some(state.device.power_on(&self.shared, Some(&state.name))?);
+                state.disk = Some(state.device.power_on(&self.registry, Some(&state.name))?);
             }
             (true, false) => state.disk = None,
             _ => (),
@@ -480,8 +480,8 @@ mod tests {
         let config = Config {
             defaults: Settings::from_module_params()?,
             module_disks: 2,
-            shared: Arc::pin_init(
-                Shared::new(
+            registry: Arc::pin_init(
+                Registry::new(
                     Settings::from_module_params()?,
                     crate::faults::Specs::none(),
                 ),

@@ -57,9 +57,10 @@ use kernel::{
     },
 };
 
-/// What all disks share: the pool of indexes and the module-wide tag set.
+/// What all disks of the module share: the pool of indexes and the
+/// module-wide tag set.
 #[pin_data]
-pub(crate) struct Shared {
+pub(crate) struct Registry {
     /// The indexes of the disks that exist. As with C's `nullb_indexes`,
     /// the module's disks and configfs's draw from one pool, lowest free
     /// first.
@@ -74,7 +75,7 @@ pub(crate) struct Shared {
     tag_set: Mutex<Option<Arc<TagSet<NullBlk>>>>,
 }
 
-impl Shared {
+impl Registry {
     pub(crate) fn new(module_settings: Settings, fault_specs: faults::Specs) -> impl PinInit<Self> {
         pin_init!(Self {
             indexes <- new_mutex!(IdPool::new()),
@@ -98,7 +99,7 @@ impl Shared {
                 let value = id.as_u32();
                 id.acquire();
                 return Ok(Index {
-                    shared: self.clone(),
+                    registry: self.clone(),
                     value,
                 });
             }
@@ -126,13 +127,13 @@ impl Shared {
 
 /// An index in use.
 struct Index {
-    shared: Arc<Shared>,
+    registry: Arc<Registry>,
     value: u32,
 }
 
 impl Drop for Index {
     fn drop(&mut self) {
-        self.shared.indexes.lock().release_id(self.value as usize);
+        self.registry.indexes.lock().release_id(self.value as usize);
     }
 }
 
@@ -184,7 +185,11 @@ impl Device {
     /// or `rnullb<index>` without a name. As in C, the settings are
     /// rewritten where they are adjusted, failed or not, and on success
     /// record the index.
-    pub(crate) fn power_on(&mut self, shared: &Arc<Shared>, name: Option<&CStr>) -> Result<Disk> {
+    pub(crate) fn power_on(
+        &mut self,
+        registry: &Arc<Registry>,
+        name: Option<&CStr>,
+    ) -> Result<Disk> {
         let Self {
             settings,
             storage,
@@ -193,17 +198,17 @@ impl Device {
         } = self;
         let bad_blocks = bad_blocks.as_ref();
         let faults = faults.clone();
-        let index = shared.take_index()?;
-        let irqmode = settings.validate(shared.module_settings.poll_queues)?;
+        let index = registry.take_index()?;
+        let irqmode = settings.validate(registry.module_settings.poll_queues)?;
         let tag_set = if settings.shared_tags {
-            let module = &shared.module_settings;
+            let module = &registry.module_settings;
             if settings.memory_backed && !(module.blocking || module.memory_backed) {
                 pr_err!(
                     "a memory-backed disk cannot use the shared tag set, which is not blocking\n"
                 );
                 return Err(EINVAL);
             }
-            shared.tag_set()?
+            registry.tag_set()?
         } else {
             Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
         };
@@ -312,7 +317,7 @@ impl Disk {
             return Err(EINVAL);
         }
         let (submit, poll) = (settings.submit_queues, settings.poll_queues);
-        let max_poll = self.index.shared.module_settings.poll_queues;
+        let max_poll = self.index.registry.module_settings.poll_queues;
         if submit == 0 || submit > nr_cpu_ids() || poll > max_poll {
             return Err(EINVAL);
         }

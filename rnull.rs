@@ -22,7 +22,7 @@ mod zoned;
 use disk::{
     Device,
     Disk,
-    Shared, //
+    Registry, //
 };
 use faults::Faults;
 use kernel::{
@@ -237,11 +237,11 @@ impl kernel::InPlaceModule for RnullModule {
             };
             fault_specs.check()?;
             let nr_devices = module_parameters::nr_devices.value();
-            let shared = Arc::pin_init(Shared::new(defaults.clone(), fault_specs), GFP_KERNEL)?;
+            let registry = Arc::pin_init(Registry::new(defaults.clone(), fault_specs), GFP_KERNEL)?;
 
             Ok(try_pin_init!(Self {
-                disks: create_module_disks(&shared, &defaults, nr_devices)?,
-                configfs <- configfs::subsystem(defaults, nr_devices, shared),
+                disks: create_module_disks(&registry, &defaults, nr_devices)?,
+                configfs <- configfs::subsystem(defaults, nr_devices, registry),
             })
             .pin_chain(|_| {
                 pr_info!("module loaded\n");
@@ -360,16 +360,16 @@ impl Settings {
 /// Creates the disks `rnullb0` .. `rnullb<count - 1>`. If one cannot be
 /// created, those already made are dropped (removed) and the load fails.
 fn create_module_disks(
-    shared: &Arc<Shared>,
+    registry: &Arc<Registry>,
     defaults: &Settings,
     count: u32,
 ) -> Result<KVec<Disk>> {
     let mut disks = KVec::with_capacity(count.try_into()?, GFP_KERNEL)?;
 
     for _ in 0..count {
-        let faults = Arc::pin_init(Faults::new(shared.fault_specs()), GFP_KERNEL)?;
+        let faults = Arc::pin_init(Faults::new(registry.fault_specs()), GFP_KERNEL)?;
         let mut device = Device::new(defaults.clone(), None, faults);
-        disks.push(device.power_on(shared, None)?, GFP_KERNEL)?;
+        disks.push(device.power_on(registry, None)?, GFP_KERNEL)?;
     }
     Ok(disks)
 }

@@ -460,8 +460,8 @@ impl PageStore {
     }
 
     /// The store, for the chunks of one request.
-    fn handle(&self) -> Handle<'_> {
-        Handle {
+    fn access(&self) -> StoreAccess<'_> {
+        StoreAccess {
             storage: self,
             pages: None,
         }
@@ -473,12 +473,12 @@ impl PageStore {
 /// that may sleep: the chunks of a transfer are in consecutive pages, and
 /// the lookup of the page after the last one is a step in the array rather
 /// than a walk from its root.
-struct Handle<'a> {
+struct StoreAccess<'a> {
     storage: &'a PageStore,
     pages: Option<xarray::RcuCursor<'a, Pin<KBox<SharedPage>>>>,
 }
 
-impl<'a> Handle<'a> {
+impl<'a> StoreAccess<'a> {
     /// The cursor over the pages, in an RCU read-side critical section.
     #[inline]
     fn pages(&mut self) -> &mut xarray::RcuCursor<'a, Pin<KBox<SharedPage>>> {
@@ -519,7 +519,7 @@ impl<'a> Handle<'a> {
         self.add(index, make, update)
     }
 
-    /// The slow path of [`Handle::update`]: a new page, or one of limbo
+    /// The slow path of [`StoreAccess::update`]: a new page, or one of limbo
     /// used again ([`PageStore::recycle`]) and emptied first.
     fn add(
         &mut self,
@@ -556,7 +556,7 @@ impl<'a> Handle<'a> {
 
     /// Writes the part of `buffer` that `chunk` covers.
     ///
-    /// This, [`Handle::read`] and the page copies they call are inlined
+    /// This, [`StoreAccess::read`] and the page copies they call are inlined
     /// into the loop over the chunks of a transfer, as C's loop is one
     /// function: a call per page was about 4% of the instructions the guest
     /// ran for a 64 KiB write (see Documentation/rnull-performance.rst).
@@ -751,7 +751,7 @@ impl DiskMemory {
         fua: bool,
     ) -> Result {
         let mut cache = self.cache.as_ref().map(|cache| cache.lock());
-        let mut store = self.storage.handle();
+        let mut store = self.storage.access();
         self.for_each_chunk(buffers, pos, |buffer, chunk| match &mut cache {
             None => store.write(buffer, chunk),
             Some(cache) if !fua => cache.write(&mut store, buffer, chunk),
@@ -780,7 +780,7 @@ impl DiskMemory {
     ) -> Result {
         let end = pos.saturating_add(valid);
         let mut cache = self.cache.as_ref().map(|cache| cache.lock());
-        let mut store = self.storage.handle();
+        let mut store = self.storage.access();
         self.for_each_chunk(buffers, pos, |buffer, chunk| {
             let kept = chunk.kept_before(end);
             if kept < chunk.len {
@@ -814,7 +814,7 @@ impl DiskMemory {
 
     fn forget(&self, pos: u64, bytes: usize, wait: bool) -> Result {
         let mut cache = self.cache.as_ref().map(|cache| cache.lock());
-        self.storage.handle().discard(pos, bytes, wait, |chunk| {
+        self.storage.access().discard(pos, bytes, wait, |chunk| {
             if let Some(cache) = &mut cache {
                 cache.forget(chunk);
             }
@@ -824,7 +824,7 @@ impl DiskMemory {
     /// Writes everything the cache holds back to the store (a FLUSH).
     pub(crate) fn flush(&self) -> Result {
         match &self.cache {
-            Some(cache) => cache.lock().write_back_all(&mut self.storage.handle()),
+            Some(cache) => cache.lock().write_back_all(&mut self.storage.access()),
             None => Ok(()),
         }
     }

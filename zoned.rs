@@ -240,14 +240,14 @@ struct Slot<L> {
 }
 
 /// The zones, each under its own lock.
-enum Table {
+enum ZoneLocks {
     /// Spinlocks: nothing done under them sleeps.
     Spin(Pin<KVBox<[Slot<SpinLock<Zone>>]>>),
     /// Mutexes, for a memory-backed disk: its writes may sleep.
     Sleep(Pin<KVBox<[Slot<Mutex<Zone>>]>>),
 }
 
-impl Table {
+impl ZoneLocks {
     /// Runs `f` on zone `no` under its lock.
     fn with<R>(&self, no: usize, f: impl FnOnce(&mut Zone) -> R) -> R {
         match self {
@@ -279,7 +279,7 @@ struct Counts {
 #[pin_data]
 pub(crate) struct Zones {
     geometry: Geometry,
-    table: Table,
+    table: ZoneLocks,
     /// Whether there is an open or an active limit to keep.
     limited: bool,
     #[pin]
@@ -302,10 +302,10 @@ impl Zones {
         let flags = GFP_KERNEL | __GFP_NOWARN;
         let table = if memory.is_some() {
             let slot = |no| try_pin_init!(Slot { zone <- new_mutex!(initial(no)) }? Error);
-            Table::Sleep(KVBox::pin_slice(slot, len, flags)?)
+            ZoneLocks::Sleep(KVBox::pin_slice(slot, len, flags)?)
         } else {
             let slot = |no| try_pin_init!(Slot { zone <- new_spinlock!(initial(no)) }? Error);
-            Table::Spin(KVBox::pin_slice(slot, len, flags)?)
+            ZoneLocks::Spin(KVBox::pin_slice(slot, len, flags)?)
         };
         Ok(try_pin_init!(Self {
             geometry,

@@ -19,8 +19,8 @@
 use super::{
     page_gfp,
     Chunk,
-    Handle,
     Source,
+    StoreAccess,
     StorePage, //
 };
 use kernel::{
@@ -93,7 +93,7 @@ impl Cache {
     #[inline]
     pub(super) fn write(
         &mut self,
-        store: &mut Handle<'_>,
+        store: &mut StoreAccess<'_>,
         buffer: &impl Source,
         chunk: &Chunk,
     ) -> Result {
@@ -110,7 +110,7 @@ impl Cache {
     }
 
     /// The slow path of [`Cache::write`]: a new cache page.
-    fn add(&mut self, store: &mut Handle<'_>, buffer: &impl Source, chunk: &Chunk) -> Result {
+    fn add(&mut self, store: &mut StoreAccess<'_>, buffer: &impl Source, chunk: &Chunk) -> Result {
         store.check_reserve()?;
         // Allocation may sleep.
         store.unlock();
@@ -137,7 +137,7 @@ impl Cache {
     /// Writes every cached page back to `store` and empties the cache, in
     /// batches from where the last write-back stopped, as C's FLUSH does.
     /// On failure the pages not yet written back stay cached.
-    pub(super) fn write_back_all(&mut self, store: &mut Handle<'_>) -> Result {
+    pub(super) fn write_back_all(&mut self, store: &mut StoreAccess<'_>) -> Result {
         while self.count > 0 {
             if self.write_back_batch(store)? == 0 {
                 self.next = 0;
@@ -150,7 +150,7 @@ impl Cache {
     /// next batch of pages, from the first one at or after `next`, or from
     /// the first page if there is none there.
     #[cold]
-    fn make_room(&mut self, store: &mut Handle<'_>) -> Result {
+    fn make_room(&mut self, store: &mut StoreAccess<'_>) -> Result {
         while self.count > 0 {
             if self.write_back_batch(store)? > 0 {
                 break;
@@ -163,7 +163,7 @@ impl Cache {
     /// Writes back up to [`WRITE_BACK_BATCH`] cached pages, in page order
     /// from the first one at or after `next`, and frees them; `next` is then
     /// the last one. Returns how many were written back.
-    fn write_back_batch(&mut self, store: &mut Handle<'_>) -> Result<usize> {
+    fn write_back_batch(&mut self, store: &mut StoreAccess<'_>) -> Result<usize> {
         let mut done = 0;
         let mut from = Some(self.next);
         while let Some(start) = from.filter(|_| done < WRITE_BACK_BATCH) {
