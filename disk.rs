@@ -15,6 +15,7 @@ use crate::{
         Faults, //
     },
     queue::{
+        Media,
         NullBlk,
         QueueData, //
     },
@@ -233,14 +234,17 @@ impl Device {
             DiskMemory::new(storage, block_size, settings.cache_size << 20)
         })
         .transpose()?;
-        // A zoned disk's memory is reached through its zones, under their
-        // locks.
-        let (memory, zones) = match geometry {
-            Some(geometry) => {
+        let media = match (geometry, memory) {
+            (Some(geometry), memory) => {
                 let zones = Zones::new(geometry, settings.capacity_sectors()?, memory)?;
-                (None, Some(Arc::pin_init(zones, GFP_KERNEL)?))
+                Media::Zoned(Arc::pin_init(zones, GFP_KERNEL)?)
             }
-            None => (memory, None),
+            (None, Some(memory)) => Media::Memory(memory),
+            (None, None) => Media::Null,
+        };
+        let zones = match &media {
+            Media::Zoned(zones) => Some(zones.clone()),
+            _ => None,
         };
         // Ticking before the disk exists: adding it reads its partition
         // table, which may be throttled already.
@@ -254,8 +258,7 @@ impl Device {
         };
         let queue_data = QueueData {
             irqmode,
-            memory,
-            zones: zones.clone(),
+            media,
             completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
             queue_depth: tag_set.queue_depth(),
             bad_blocks: bad_blocks.map(|table| Rules {
@@ -267,24 +270,18 @@ impl Device {
             throttle,
             faults,
         };
-        let disk = match name {
-            Some(name) => gen_disk(
-                builder,
-                fmt!("{}", name.to_str()?),
-                settings,
-                &tag_set,
-                queue_data,
-                geometry,
-            )?,
-            None => gen_disk(
-                builder,
-                fmt!("rnullb{}", index.value),
-                settings,
-                &tag_set,
-                queue_data,
-                geometry,
-            )?,
+        let name = match name {
+            Some(name) => DiskName::Configfs(name.to_str()?),
+            None => DiskName::Module(index.value),
         };
+        let disk = gen_disk(
+            builder,
+            fmt!("{name}"),
+            settings,
+            &tag_set,
+            queue_data,
+            geometry,
+        )?;
         settings.index = index.value;
         Ok(Disk {
             _disk: disk,
@@ -326,6 +323,22 @@ impl Disk {
 }
 
 /// Makes and adds the disk `name` on `tag_set` with `builder`.
+/// The name of a disk: the name of its configfs directory, or `rnullb<N>`
+/// for one the module makes at load.
+enum DiskName<'a> {
+    Configfs(&'a str),
+    Module(u32),
+}
+
+impl fmt::Display for DiskName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Configfs(name) => f.write_str(name),
+            Self::Module(index) => write!(f, "rnullb{index}"),
+        }
+    }
+}
+
 fn gen_disk(
     mut builder: GenDiskBuilder,
     name: fmt::Arguments<'_>,

@@ -61,16 +61,25 @@ pub(crate) struct QueueData {
     pub(crate) completion: Delta,
     /// The depth of the hardware queues: no queue holds more requests.
     pub(crate) queue_depth: u32,
-    /// The data of a memory-backed disk that is not zoned.
-    pub(crate) memory: Option<DiskMemory>,
-    /// The zones of a zoned disk, with its data if memory-backed.
-    pub(crate) zones: Option<Arc<Zones>>,
+    /// What the disk keeps of the data written to it.
+    pub(crate) media: Media,
     /// The bad sectors of a disk made through configfs.
     pub(crate) bad_blocks: Option<Rules>,
     /// The bandwidth limit of the disk, if it has one.
     pub(crate) throttle: Option<Arc<Throttle>>,
     /// The faults the disk injects.
     pub(crate) faults: Arc<Faults>,
+}
+
+/// What a disk keeps of the data written to it.
+pub(crate) enum Media {
+    /// Nothing: reads leave their buffers as they are.
+    Null,
+    /// The data of a memory-backed disk that is not zoned.
+    Memory(DiskMemory),
+    /// The zones of a zoned disk, and through them (under their locks) its
+    /// data if it is memory-backed.
+    Zoned(Arc<Zones>),
 }
 
 /// The data of a hardware queue.
@@ -234,9 +243,9 @@ impl Operations for NullBlk {
     }
 
     fn report_zones(queue_data: &QueueData, sector: u64, report: &mut ZoneReport<'_>) -> Result {
-        match &queue_data.zones {
-            Some(zones) => zones.report(sector, report),
-            None => Err(EOPNOTSUPP),
+        match &queue_data.media {
+            Media::Zoned(zones) => zones.report(sector, report),
+            _ => Err(EOPNOTSUPP),
         }
     }
 }
@@ -272,14 +281,21 @@ fn queue_request(
         }
     }
 
-    if rq.queue_type() == QueueType::Poll {
-        // Unlike C, which moves the data of a polled request in `poll`, it
-        // moves here: `poll` runs inside an RCU read-side critical section
-        // (`bio_poll`), where the page allocations and the cache mutex of a
-        // memory-backed disk must not sleep, while the queues of such a disk
-        // are blocking, so `queue_rq` may.
-        let status = transfer(queue_data, &mut rq);
-        rq.data().set_status(status);
+    let polled = rq.queue_type() == QueueType::Poll;
+    if fake_timeout && !polled {
+        // Dropped without ending: parked, the block layer times it out.
+        drop(rq);
+        return Ok(());
+    }
+
+    // Unlike C, which moves the data of a polled request in `poll`, it moves
+    // here: `poll` runs inside an RCU read-side critical section
+    // (`bio_poll`), where the page allocations and the cache mutex of a
+    // memory-backed disk must not sleep, while the queues of such a disk are
+    // blocking, so `queue_rq` may.
+    let status = transfer(queue_data, &mut rq);
+    rq.data().set_status(status);
+    if polled {
         let mut list = hw_queue.poll_list.lock();
         match list.push_within_capacity(rq) {
             Ok(()) => hw_queue.polled.store(list.len(), Relaxed),
@@ -292,14 +308,6 @@ fn queue_request(
         }
         return Ok(());
     }
-    if fake_timeout {
-        // Dropped without ending: parked, the block layer times it out.
-        drop(rq);
-        return Ok(());
-    }
-
-    let status = transfer(queue_data, &mut rq);
-    rq.data().set_status(status);
     match queue_data.irqmode {
         IrqMode::None => end_request(rq),
         IrqMode::Soft => rq.complete(),
@@ -314,16 +322,18 @@ fn queue_request(
 /// A request that touches a bad sector fails with `EIO`.
 #[inline(always)]
 fn transfer(queue_data: &QueueData, rq: &mut OwnedRequest) -> Result {
-    if let Some(zones) = &queue_data.zones {
-        return zones.process(rq, queue_data.bad_blocks.as_ref());
-    }
+    let memory = match &queue_data.media {
+        Media::Zoned(zones) => return zones.process(rq, queue_data.bad_blocks.as_ref()),
+        Media::Memory(memory) => Some(memory),
+        Media::Null => None,
+    };
     if let Some(rules) = &queue_data.bad_blocks {
         let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
         if let Some(good) = rules.check(rq.sector(), sectors) {
-            return transfer_before_bad(queue_data, rq, good);
+            return transfer_before_bad(memory, rq, good);
         }
     }
-    match &queue_data.memory {
+    match memory {
         Some(memory) => transfer_memory(memory, rq),
         None => Ok(()),
     }
@@ -347,8 +357,8 @@ fn transfer_memory(memory: &DiskMemory, rq: &Request) -> Result {
 /// The part of [`transfer`] for a request that touches a bad sector: its
 /// first `good` sectors move, then it fails.
 #[cold]
-fn transfer_before_bad(queue_data: &QueueData, rq: &Request, good: u64) -> Result {
-    let (Some(memory), true) = (&queue_data.memory, good > 0) else {
+fn transfer_before_bad(memory: Option<&DiskMemory>, rq: &Request, good: u64) -> Result {
+    let (Some(memory), true) = (memory, good > 0) else {
         return Err(EIO);
     };
     let pos = rq.sector() << SECTOR_SHIFT;
