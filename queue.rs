@@ -195,8 +195,8 @@ impl Operations for NullBlk {
             return 0;
         }
         // Most polls find one request: it is taken on its own, without the
-        // batch below, whose array costs more than the request (about 80
-        // instructions, as `make insn` counts with polled I/O at depth 1).
+        // batch below, whose array costs more than the request
+        // (Documentation/rnull-performance.rst).
         let (first, left) = {
             let mut list = hw_queue.poll_list.lock();
             let first = list.remove(0).ok();

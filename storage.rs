@@ -226,8 +226,7 @@ impl StorePage {
         const { assert!(PAGE_SECTORS <= u64::BITS as usize) };
         if chunk.offset == 0 && chunk.len == PAGE_SIZE {
             // The write fills the page: its bytes are copied once, with no
-            // zeroing before (a quarter of the instructions of a write to a
-            // new page).
+            // zeroing before.
             let mut data = KVec::new();
             buffer
                 .append_to(chunk.buffer_offset, PAGE_SIZE, &mut data)
@@ -394,7 +393,7 @@ impl PageStore {
     /// [`MEMORY_RESERVE`] to the system. The memory left is looked up once
     /// for up to [`RESERVE_CHECK_PAGES`] new pages, as many as it leaves
     /// room for above the reserve: the look-up (`si_mem_available()`) costs
-    /// about as much as a lookup of a page.
+    /// as much as a lookup of a page.
     #[inline]
     fn check_reserve(&self) -> Result {
         if self.unchecked.fetch_sub(1, Relaxed) > 0 {
@@ -558,8 +557,8 @@ impl<'a> StoreAccess<'a> {
     ///
     /// This, [`StoreAccess::read`] and the page copies they call are inlined
     /// into the loop over the chunks of a transfer, as C's loop is one
-    /// function: a call per page was about 4% of the instructions the guest
-    /// ran for a 64 KiB write (see Documentation/rnull-performance.rst).
+    /// function: a call per page costs a measurable share of a large
+    /// transfer (Documentation/rnull-performance.rst).
     #[inline(always)]
     fn write(&mut self, buffer: &impl Source, chunk: &Chunk) -> Result {
         if self.write_existing(buffer, chunk, true)? {
