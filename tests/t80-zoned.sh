@@ -298,12 +298,16 @@ btrfs_keeps_data() {
 # btrfs in zoned mode is a real user of zone append: it writes file data
 # with zone appends and records the sector each one landed at, so a wrong
 # append sector reads back as checksum errors or wrong data. Both drivers at
-# once.
+# once. No open-zone limit: with one, btrfs finishes zones from writeback,
+# and 7.3's btrfs can deadlock there against a sync (seen once in CI: the
+# flusher in a zone finish waiting for the ordered-operations mutex that
+# sync held while it waited for ordered extents whose pages the flusher had
+# locked; no request was outstanding in either driver).
 test_btrfs_zoned_keeps_data_on_both_drivers() {
 	expect_eq "$(load rnull nr_devices=0)" 0 "modprobe rnull"
 	expect_eq "$(load null_blk nr_devices=0)" 0 "modprobe null_blk"
 	expect_eq "$(load btrfs)" 0 "modprobe btrfs" || return 1
-	zpair size=512 zone_size=8 zone_max_open=8 memory_backed=1 || return 1
+	zpair size=512 zone_size=8 memory_backed=1 || return 1
 	dd if=/dev/urandom of=/tmp/btrfs-data bs=1M count=24 status=none
 	local status=0
 	together btrfs_keeps_data d -- btrfs_keeps_data c || status=1
