@@ -183,47 +183,97 @@ impl Device {
     }
 
     /// Makes the device's disk under the lowest free index, named `name`,
-    /// or `rnullb<index>` without a name. As in C, the settings are
-    /// rewritten where they are adjusted, failed or not, and on success
-    /// record the index.
+    /// or `rnullb<index>` without a name, in the steps of C's
+    /// `null_add_dev`. As in C, the settings are rewritten where they are
+    /// adjusted, failed or not, and on success record the index.
     pub(crate) fn power_on(
         &mut self,
         registry: &Arc<Registry>,
         name: Option<&CStr>,
     ) -> Result<Disk> {
-        let Self {
-            settings,
-            storage,
-            bad_blocks,
-            faults,
-        } = self;
-        let bad_blocks = bad_blocks.as_ref();
-        let faults = faults.clone();
         let index = registry.take_index()?;
-        let irqmode = settings.validate(registry.module_settings.poll_queues)?;
-        let tag_set = if settings.shared_tags {
-            let module = &registry.module_settings;
-            if settings.memory_backed && !(module.blocking || module.memory_backed) {
-                pr_err!(
-                    "a memory-backed disk cannot use the shared tag set, which is not blocking\n"
-                );
-                return Err(EINVAL);
-            }
-            registry.tag_set()?
-        } else {
-            Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL)?
+        let max_poll_queues = registry.module_settings.poll_queues;
+        let irqmode = self.settings.validate(max_poll_queues)?;
+        let tag_set = self.tag_set(registry)?;
+        self.settings.check_discard();
+        let (media, geometry) = self.media()?;
+        let zones = match &media {
+            Media::Zoned(zones) => Some(zones.clone()),
+            _ => None,
         };
-        settings.check_discard();
+        // Ticking before the disk exists: adding it reads its partition
+        // table, which may be throttled already.
+        let mut builder = GenDiskBuilder::new();
+        let (throttle, ticks) = match self.settings.mbps {
+            0 => (None, None),
+            mbps => {
+                let (throttle, ticks) = Throttle::start(mbps, builder.queue_handle()?)?;
+                (Some(throttle), Some(ticks))
+            }
+        };
+        let queue_data = QueueData {
+            irqmode,
+            media,
+            completion: Delta::from_nanos(
+                self.settings.completion_nsec.try_into().unwrap_or(i64::MAX),
+            ),
+            queue_depth: tag_set.queue_depth(),
+            bad_blocks: self.rules(),
+            throttle,
+            faults: self.faults.clone(),
+        };
+        let name = match name {
+            Some(name) => DiskName::Configfs(name.to_str()?),
+            None => DiskName::Module(index.value),
+        };
+        let disk = gen_disk(
+            builder,
+            fmt!("{name}"),
+            &self.settings,
+            &tag_set,
+            queue_data,
+            geometry,
+        )?;
+        self.settings.index = index.value;
+        Ok(Disk {
+            _disk: disk,
+            _throttle: ticks,
+            tag_set,
+            index,
+            zones,
+        })
+    }
+
+    /// The tag set of the disk: the module's, shared with other disks, or
+    /// one of its own.
+    fn tag_set(&self, registry: &Registry) -> Result<Arc<TagSet<NullBlk>>> {
+        let settings = &self.settings;
+        if !settings.shared_tags {
+            return Arc::pin_init(TagSet::new_with(settings.tag_set_options()?), GFP_KERNEL);
+        }
+        let module = &registry.module_settings;
+        if settings.memory_backed && !(module.blocking || module.memory_backed) {
+            pr_err!("a memory-backed disk cannot use the shared tag set, which is not blocking\n");
+            return Err(EINVAL);
+        }
+        registry.tag_set()
+    }
+
+    /// What the disk keeps: zones (with memory or not), memory, or nothing;
+    /// and the geometry of a zoned disk. The memory of a memory-backed
+    /// device is made on its first power-on and kept.
+    fn media(&mut self) -> Result<(Media, Option<Geometry>)> {
+        let settings = &mut self.settings;
         let geometry = if settings.zoned {
             let sectors = settings.capacity_sectors()?;
             Some(Geometry::new(settings, sectors)?)
         } else {
             None
         };
-        let memory = match storage {
+        let memory = match &mut self.storage {
             _ if !settings.memory_backed => None,
             Some(storage) => Some(storage.clone()),
-            None => Some(
+            storage @ None => Some(
                 storage
                     .insert(Arc::pin_init(PageStore::new(), GFP_KERNEL)?)
                     .clone(),
@@ -242,53 +292,18 @@ impl Device {
             (None, Some(memory)) => Media::Memory(memory),
             (None, None) => Media::Null,
         };
-        let zones = match &media {
-            Media::Zoned(zones) => Some(zones.clone()),
-            _ => None,
-        };
-        // Ticking before the disk exists: adding it reads its partition
-        // table, which may be throttled already.
-        let mut builder = GenDiskBuilder::new();
-        let (throttle, ticks) = match settings.mbps {
-            0 => (None, None),
-            mbps => {
-                let (throttle, ticks) = Throttle::start(mbps, builder.queue_handle()?)?;
-                (Some(throttle), Some(ticks))
-            }
-        };
-        let queue_data = QueueData {
-            irqmode,
-            media,
-            completion: Delta::from_nanos(settings.completion_nsec.try_into().unwrap_or(i64::MAX)),
-            queue_depth: tag_set.queue_depth(),
-            bad_blocks: bad_blocks.map(|table| Rules {
-                table: table.clone(),
-                once: settings.badblocks_once,
-                partial_io: settings.badblocks_partial_io,
-                block_sectors: u64::from(settings.block_size() >> block::SECTOR_SHIFT),
-            }),
-            throttle,
-            faults,
-        };
-        let name = match name {
-            Some(name) => DiskName::Configfs(name.to_str()?),
-            None => DiskName::Module(index.value),
-        };
-        let disk = gen_disk(
-            builder,
-            fmt!("{name}"),
-            settings,
-            &tag_set,
-            queue_data,
-            geometry,
-        )?;
-        settings.index = index.value;
-        Ok(Disk {
-            _disk: disk,
-            _throttle: ticks,
-            tag_set,
-            index,
-            zones,
+        Ok((media, geometry))
+    }
+
+    /// What the disk does with requests that touch bad sectors, if the
+    /// device has a table of them.
+    fn rules(&self) -> Option<Rules> {
+        let settings = &self.settings;
+        self.bad_blocks.as_ref().map(|table| Rules {
+            table: table.clone(),
+            once: settings.badblocks_once,
+            partial_io: settings.badblocks_partial_io,
+            block_sectors: u64::from(settings.block_size() >> block::SECTOR_SHIFT),
         })
     }
 }
@@ -322,7 +337,6 @@ impl Disk {
     }
 }
 
-/// Makes and adds the disk `name` on `tag_set` with `builder`.
 /// The name of a disk: the name of its configfs directory, or `rnullb<N>`
 /// for one the module makes at load.
 enum DiskName<'a> {
@@ -339,6 +353,7 @@ impl fmt::Display for DiskName<'_> {
     }
 }
 
+/// Makes and adds the disk `name` on `tag_set` with `builder`.
 fn gen_disk(
     mut builder: GenDiskBuilder,
     name: fmt::Arguments<'_>,
