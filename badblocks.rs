@@ -115,12 +115,37 @@ pub(crate) struct Rules {
     pub(crate) block_sectors: u64,
 }
 
+/// What the bad sectors leave of a request: it moves its first `good`
+/// sectors, then ends with `status`.
+pub(crate) struct Verdict {
+    pub(crate) good: u64,
+    pub(crate) status: Result,
+}
+
+impl Verdict {
+    /// The verdict of `rules`, if the disk has any, on a request of
+    /// `sectors` sectors from `sector`.
+    #[inline]
+    pub(crate) fn on(rules: Option<&Rules>, sector: u64, sectors: u64) -> Self {
+        match rules.and_then(|rules| rules.check(sector, sectors)) {
+            None => Self {
+                good: sectors,
+                status: Ok(()),
+            },
+            Some(good) => Self {
+                good,
+                status: Err(EIO),
+            },
+        }
+    }
+}
+
 impl Rules {
     /// Checks the `sectors` sectors from `sector` of a request, as C's
     /// `null_handle_badblocks`. `None`: none is bad. `Some(n)`: the request
     /// moves its first `n` sectors, then fails with `EIO`.
     #[inline]
-    pub(crate) fn check(&self, sector: u64, sectors: u64) -> Option<u64> {
+    fn check(&self, sector: u64, sectors: u64) -> Option<u64> {
         if !self.table.enabled.load(Relaxed) {
             return None;
         }

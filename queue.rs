@@ -9,7 +9,6 @@ use kernel::{
     block::{
         mq::{
             self,
-            Command,
             CompletionBatch,
             Operations,
             QueueType,
@@ -35,13 +34,13 @@ use kernel::{
 };
 
 use crate::{
-    badblocks::Rules,
+    badblocks::{
+        Rules,
+        Verdict, //
+    },
     faults::Faults,
     settings::IrqMode,
-    storage::{
-        prefix,
-        DiskMemory, //
-    },
+    storage::DiskMemory,
     throttle::Throttle,
     zoned::Zones, //
 };
@@ -319,57 +318,22 @@ fn queue_request(
 /// Moves the data of `rq` between its pages and the memory of a
 /// memory-backed disk, as C's `null_process_cmd`, and on a zoned disk moves
 /// its zones. Other disks keep nothing and leave read buffers as they are.
-/// A request that touches a bad sector fails with `EIO`.
+/// A request that touches a bad sector moves what the disk's rules leave of
+/// it, then fails with `EIO`.
 #[inline(always)]
 fn transfer(queue_data: &QueueData, rq: &mut OwnedRequest) -> Result {
-    let memory = match &queue_data.media {
-        Media::Zoned(zones) => return zones.process(rq, queue_data.bad_blocks.as_ref()),
-        Media::Memory(memory) => Some(memory),
-        Media::Null => None,
-    };
-    if let Some(rules) = &queue_data.bad_blocks {
-        let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
-        if let Some(good) = rules.check(rq.sector(), sectors) {
-            return transfer_before_bad(memory, rq, good);
+    let bad_blocks = queue_data.bad_blocks.as_ref();
+    let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
+    let verdict = || Verdict::on(bad_blocks, rq.sector(), sectors);
+    match &queue_data.media {
+        Media::Zoned(zones) => zones.process(rq, bad_blocks),
+        Media::Memory(memory) => {
+            let verdict = verdict();
+            memory.process(rq, verdict.good)?;
+            verdict.status
         }
+        Media::Null => verdict().status,
     }
-    match memory {
-        Some(memory) => transfer_memory(memory, rq),
-        None => Ok(()),
-    }
-}
-
-/// The part of [`transfer`] for a memory-backed disk.
-fn transfer_memory(memory: &DiskMemory, rq: &Request) -> Result {
-    let pos = rq.sector() << SECTOR_SHIFT;
-    match rq.command() {
-        Command::Read => memory.read(rq.read_segments(), pos)?,
-        Command::Write => memory.write(rq.write_segments(), pos, rq.is_fua())?,
-        Command::Discard => memory.discard(pos, rq.bytes().try_into()?)?,
-        // As C, a FLUSH that fails for want of memory ends with -ENOMEM.
-        Command::Flush => memory.flush().map_err(|_| ENOMEM)?,
-        // Other operations are not advertised.
-        _ => (),
-    }
-    Ok(())
-}
-
-/// The part of [`transfer`] for a request that touches a bad sector: its
-/// first `good` sectors move, then it fails.
-#[cold]
-fn transfer_before_bad(memory: Option<&DiskMemory>, rq: &Request, good: u64) -> Result {
-    let (Some(memory), true) = (memory, good > 0) else {
-        return Err(EIO);
-    };
-    let pos = rq.sector() << SECTOR_SHIFT;
-    let bytes = good << SECTOR_SHIFT;
-    match rq.command() {
-        Command::Read => memory.read(prefix(rq.read_segments(), bytes), pos)?,
-        Command::Write => memory.write(prefix(rq.write_segments(), bytes), pos, rq.is_fua())?,
-        Command::Discard => memory.discard(pos, bytes.try_into()?)?,
-        _ => (),
-    }
-    Err(EIO)
 }
 
 /// Ends the next `left` requests of a poll list, oldest first, taking them

@@ -25,7 +25,10 @@ use kernel::{
     },
     block::{
         mq::{
+            Command,
+            Operations,
             ReadSegment,
+            Request,
             WriteSegment, //
         },
         SECTOR_SHIFT,
@@ -738,6 +741,65 @@ impl DiskMemory {
         })
     }
 
+    /// Does the data work of `rq`, C's `null_handle_memory_backed` and
+    /// `null_handle_flush`, for its first `sectors` sectors: what bad
+    /// sectors leave of it.
+    pub(crate) fn process<T: Operations>(&self, rq: &Request<T>, sectors: u64) -> Result {
+        let pos = rq.sector() << SECTOR_SHIFT;
+        if sectors != u64::from(rq.bytes() >> SECTOR_SHIFT) {
+            return self.process_prefix(rq, pos, sectors << SECTOR_SHIFT);
+        }
+        match rq.command() {
+            Command::Read => self.read(rq.read_segments(), pos),
+            Command::Write => self.write(rq.write_segments(), pos, rq.is_fua()),
+            Command::Discard => self.discard(pos, rq.bytes().try_into()?),
+            Command::Flush => self.flush(),
+            // Other operations are not advertised.
+            _ => Ok(()),
+        }
+    }
+
+    /// The part of [`DiskMemory::process`] for a request cut short by bad
+    /// sectors: its first `bytes` bytes, at byte `pos` of the device.
+    #[cold]
+    fn process_prefix<T: Operations>(&self, rq: &Request<T>, pos: u64, bytes: u64) -> Result {
+        match rq.command() {
+            Command::Read => self.read_request(rq, pos, bytes, u64::MAX),
+            Command::Write => self.write_request(rq, pos, bytes),
+            Command::Discard if bytes > 0 => self.discard(pos, bytes.try_into()?),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the first `bytes` bytes of `rq` from byte `pos` of the device,
+    /// those from byte `pos + valid` on as 0xff ([`DiskMemory::read_up_to`]).
+    pub(crate) fn read_request<T: Operations>(
+        &self,
+        rq: &Request<T>,
+        pos: u64,
+        bytes: u64,
+        valid: u64,
+    ) -> Result {
+        match bytes {
+            0 => Ok(()),
+            _ => self.read_up_to(prefix(rq.read_segments(), bytes), pos, valid),
+        }
+    }
+
+    /// Writes the first `bytes` bytes of `rq` from byte `pos` of the device,
+    /// past the cache if `rq` asks for forced unit access.
+    pub(crate) fn write_request<T: Operations>(
+        &self,
+        rq: &Request<T>,
+        pos: u64,
+        bytes: u64,
+    ) -> Result {
+        match bytes {
+            0 => Ok(()),
+            _ => self.write(prefix(rq.write_segments(), bytes), pos, rq.is_fua()),
+        }
+    }
+
     /// Writes `buffers`, one after the other, from byte `pos` of the
     /// device. With a cache, the data goes to the cache, unless `fua` asks
     /// for it to be stable at once: then it goes to the store and leaves
@@ -820,10 +882,14 @@ impl DiskMemory {
         })
     }
 
-    /// Writes everything the cache holds back to the store (a FLUSH).
+    /// Writes everything the cache holds back to the store (a FLUSH). As in
+    /// C, a FLUSH that fails for want of memory ends with `ENOMEM`.
     pub(crate) fn flush(&self) -> Result {
         match &self.cache {
-            Some(cache) => cache.lock().write_back_all(&mut self.storage.access()),
+            Some(cache) => cache
+                .lock()
+                .write_back_all(&mut self.storage.access())
+                .map_err(|_| ENOMEM),
             None => Ok(()),
         }
     }

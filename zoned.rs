@@ -12,12 +12,12 @@
 //! limits bound, have a spinlock of their own, taken inside a zone's.
 
 use crate::{
-    badblocks::Rules,
-    settings::Settings,
-    storage::{
-        prefix,
-        DiskMemory, //
+    badblocks::{
+        Rules,
+        Verdict, //
     },
+    settings::Settings,
+    storage::DiskMemory,
 };
 use kernel::{
     alloc::flags::__GFP_NOWARN,
@@ -25,6 +25,7 @@ use kernel::{
         mq::{
             gen_disk::ZonedLimits,
             Command,
+            Operations,
             Request, //
         },
         zoned::{
@@ -43,31 +44,6 @@ use kernel::{
     },
     types::Owned,
 };
-
-use crate::queue::NullBlk;
-
-/// What the bad sectors leave of a request: it moves its first `good`
-/// sectors, then ends with `status`.
-struct Bad {
-    good: u64,
-    status: Result,
-}
-
-impl Bad {
-    /// Checks the `sectors` sectors from `sector` against `rules`.
-    fn check(rules: Option<&Rules>, sector: u64, sectors: u64) -> Self {
-        match rules.and_then(|rules| rules.check(sector, sectors)) {
-            None => Self {
-                good: sectors,
-                status: Ok(()),
-            },
-            Some(good) => Self {
-                good,
-                status: Err(EIO),
-            },
-        }
-    }
-}
 
 /// The write pointer of a read-only or offline zone, as C's
 /// `NULL_ZONE_INVALID_WP`.
@@ -357,14 +333,14 @@ impl Zones {
     /// Does the work of `rq` on the zones and the memory, as C's
     /// `null_process_zoned_cmd`. Unlike C, polled requests come here too.
     /// Requests touching sectors `bad_blocks` holds fail as in C.
-    pub(crate) fn process(
+    pub(crate) fn process<T: Operations>(
         &self,
-        rq: &mut Owned<Request<NullBlk>>,
+        rq: &mut Owned<Request<T>>,
         bad_blocks: Option<&Rules>,
     ) -> Result {
         let sector = rq.sector();
         let sectors = u64::from(rq.bytes() >> SECTOR_SHIFT);
-        let bad = |sector| Bad::check(bad_blocks, sector, sectors);
+        let bad = |sector| Verdict::on(bad_blocks, sector, sectors);
         match rq.command() {
             Command::Write => self.write(rq, sector, sectors, false, bad),
             Command::ZoneAppend => self.write(rq, sector, sectors, true, bad),
@@ -376,23 +352,19 @@ impl Zones {
             | Command::ZoneOpen
             | Command::ZoneClose
             | Command::ZoneFinish) => self.manage(op, sector),
-            Command::Flush => match &self.memory {
-                // As C, a FLUSH that fails for want of memory ends with ENOMEM.
-                Some(memory) => memory.flush().map_err(|_| ENOMEM),
-                None => Ok(()),
-            },
+            Command::Flush => self.memory.as_ref().map_or(Ok(()), DiskMemory::flush),
             Command::Read => self.read(rq, sector, sectors, bad),
             // Other operations are not advertised.
             _ => Ok(()),
         }
     }
 
-    fn read(
+    fn read<T: Operations>(
         &self,
-        rq: &Request<NullBlk>,
+        rq: &Request<T>,
         sector: u64,
         sectors: u64,
-        bad: impl FnOnce(u64) -> Bad,
+        bad: impl FnOnce(u64) -> Verdict,
     ) -> Result {
         let no = self.zone_no(sector)?;
         let conventional = self.is_conventional(no);
@@ -410,22 +382,20 @@ impl Zones {
             } else {
                 zone.write_pointer.saturating_sub(sector) << SECTOR_SHIFT
             };
-            if bad.good > 0 {
-                let buffers = prefix(rq.read_segments(), bad.good << SECTOR_SHIFT);
-                memory.read_up_to(buffers, sector << SECTOR_SHIFT, valid)?;
-            }
+            let (pos, bytes) = (sector << SECTOR_SHIFT, bad.good << SECTOR_SHIFT);
+            memory.read_request(rq, pos, bytes, valid)?;
             bad.status
         })
     }
 
     /// A write or, with `append`, a zone append, as C's `null_zone_write`.
-    fn write(
+    fn write<T: Operations>(
         &self,
-        rq: &mut Owned<Request<NullBlk>>,
+        rq: &mut Owned<Request<T>>,
         sector: u64,
         sectors: u64,
         append: bool,
-        bad: impl FnOnce(u64) -> Bad,
+        bad: impl FnOnce(u64) -> Verdict,
     ) -> Result {
         let no = self.zone_no(sector)?;
         if self.is_conventional(no) {
@@ -487,14 +457,12 @@ impl Zones {
     }
 
     /// Writes the first `sectors` sectors of `rq` to the memory, at `sector`.
-    fn store(&self, rq: &Request<NullBlk>, sector: u64, sectors: u64) -> Result {
+    fn store<T: Operations>(&self, rq: &Request<T>, sector: u64, sectors: u64) -> Result {
         match &self.memory {
-            Some(memory) if sectors > 0 => memory.write(
-                prefix(rq.write_segments(), sectors << SECTOR_SHIFT),
-                sector << SECTOR_SHIFT,
-                rq.is_fua(),
-            ),
-            _ => Ok(()),
+            Some(memory) => {
+                memory.write_request(rq, sector << SECTOR_SHIFT, sectors << SECTOR_SHIFT)
+            }
+            None => Ok(()),
         }
     }
 
