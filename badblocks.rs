@@ -64,7 +64,7 @@ impl Table {
             return Err(EINVAL);
         }
         self.enabled.store(true, Relaxed);
-        // As in C, the whole range of sectors is no range at all.
+        // The whole range of sectors is no range at all.
         let sectors = (last - first).checked_add(1).ok_or(EINVAL)?;
         let changed = if bad {
             self.sectors.add(first, sectors)

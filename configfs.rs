@@ -148,7 +148,7 @@ impl configfs::GroupOperations for Config {
         &self,
         name: &CStr,
     ) -> Result<impl PinInit<configfs::Group<DeviceConfig>, Error>> {
-        // As in C, a directory may not take the name of a disk that exists.
+        // A directory may not take the name of a disk that exists.
         if self.is_module_disk(name) {
             return Err(EEXIST);
         }

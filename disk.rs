@@ -384,7 +384,7 @@ fn gen_disk(
         } else {
             0
         })
-        // Like C: any buffer alignment will do.
+        // Any buffer alignment will do.
         .dma_alignment(1)
         .max_discard_sectors(if settings.discard { u32::MAX >> 9 } else { 0 })
         .write_cache(settings.cache_size > 0)

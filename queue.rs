@@ -261,12 +261,12 @@ fn queue_request(
     mut rq: OwnedRequest,
 ) -> Result<(), (OwnedRequest, Error)> {
     rq.data().error.store(0, Relaxed);
-    // Like C, the fault injection is consulted for every request, and
-    // polled requests are completed by polling even if it fires.
+    // The fault injection is consulted for every request, and polled
+    // requests are completed by polling even if it fires.
     let fake_timeout = queue_data.faults.timeout() || rq.should_fake_timeout();
 
     if queue_data.faults.requeue() {
-        // Like C, every other one is refused, the others requeued.
+        // Every other one is refused, the others requeued.
         if hw_queue.requeues.fetch_add(1, Relaxed) % 2 == 0 {
             return Err((rq, ENOMEM));
         }

@@ -138,7 +138,7 @@ impl Settings {
         } else {
             self.cache_size = 0;
         }
-        // As C, the cache size in bytes must fit an unsigned long.
+        // The cache size in bytes must fit an unsigned long.
         self.cache_size = self.cache_size.min(u64::MAX >> 20);
         self.irqmode = self.irqmode.min(2);
         self.mbps = self.mbps.min(MAX_MBPS);
@@ -180,7 +180,7 @@ impl Settings {
             .poll_queues(self.poll_queues)
             .numa_node(self.numa_node()?)
             .flags(flags)
-            // As C: requests time out after five seconds.
+            // Requests time out after five seconds.
             .timeout(Delta::from_millis(5000)))
     }
 

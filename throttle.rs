@@ -84,7 +84,7 @@ impl Throttle {
         mbps: u32,
         queue: QueueHandle,
     ) -> Result<(Arc<Self>, ArcHrTimerHandle<Self>)> {
-        // As C: a tick's worth of a MiB, times the rate.
+        // A tick's worth of a MiB, times the rate.
         let per_tick = i64::from((1 << 20) / TICKS_PER_SEC) * i64::from(mbps.min(MAX_MBPS));
         let throttle = Arc::pin_init(
             pin_init!(Self {

@@ -376,7 +376,7 @@ impl Zones {
             let Some(memory) = &self.memory else {
                 return bad.status;
             };
-            // Data past the write pointer reads as 0xff, as in C.
+            // Data past the write pointer reads as 0xff.
             let valid = if conventional || sector + sectors <= zone.write_pointer {
                 u64::MAX
             } else {
@@ -675,7 +675,7 @@ impl Zones {
         for no in self.sequential() {
             self.table.with(no, |zone| {
                 if !matches!(zone.condition, Cond::Empty | Cond::ReadOnly | Cond::Offline) {
-                    // As C, a zone that fails to reset is left as it is.
+                    // A zone that fails to reset is left as it is.
                     let _ = self.reset(zone);
                 }
             });
@@ -698,7 +698,7 @@ impl Zones {
             if zone.condition == cond {
                 zone.condition = Cond::Empty;
                 zone.write_pointer = zone.start;
-                // As C, the zone is empty even if its memory stays.
+                // The zone is empty even if its memory stays.
                 let _ = self.forget(zone);
                 return;
             }
