@@ -1,14 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# In the kernel tree (drivers/block/rnull) this is the kbuild makefile of the
-# driver. At the top of the rnull repository it also provides the commands
-# described in README.md.
-
-ifneq ($(KERNELRELEASE),)
-
-obj-$(CONFIG_BLK_DEV_RUST_NULL) += rnull.o
-
-else
+# The commands of the rnull repository, described in README.md. The
+# driver's kbuild makefile is Kbuild (Makefile in drivers/block/rnull).
 
 SCRIPTS := $(CURDIR)/scripts
 
@@ -84,5 +77,3 @@ series-check:
 
 lint: build
 	@$(SCRIPTS)/lint.sh
-
-endif

@@ -49,13 +49,15 @@ fi
 # 3. This repo's driver replaces mainline's minimal rnull. Only changed files
 #    are copied, so an unchanged driver is not rebuilt.
 dst=$SRC/drivers/block/rnull
+tree_files=()
+for f in "${DRIVER_FILES[@]}"; do tree_files+=("$(in_tree "$f")"); done
 while IFS= read -r f; do
-	[[ " ${DRIVER_FILES[*]} " == *" $f "* ]] || rm -f "$dst/$f"
-done < <(cd "$dst" && find . -type f \( -name '*.rs' -o -name Kconfig -o -name Makefile \) |
-	sed 's|^\./||')
+	[[ " ${tree_files[*]} " == *" $f "* ]] || rm -f "$dst/$f"
+done < <(cd "$dst" && find . -type f | sed 's|^\./||')
 for f in "${DRIVER_FILES[@]}"; do
-	mkdir -p "$(dirname "$dst/$f")"
-	cmp -s "$REPO/$f" "$dst/$f" || cp "$REPO/$f" "$dst/$f"
+	t=$dst/$(in_tree "$f")
+	mkdir -p "$(dirname "$t")"
+	cmp -s "$REPO/$f" "$t" || cp "$REPO/$f" "$t"
 done
 
 # 4. Configuration: tinyconfig + fragments, redone when a fragment changes.

@@ -36,19 +36,26 @@ KMAKE=(make -C "$SRC" O="$OUT" LLVM=-$LLVM_VER
 	CLIPPY_DRIVER=/usr/bin/clippy-driver BINDGEN="$BINDGEN"
 	-j"$(($(nproc) + 1))")
 
-# The files of the driver, relative to the repository (and to
-# drivers/block/rnull): Kconfig, Makefile, the top-level modules and the
-# modules of their subdirectories (storage/ for storage.rs).
+# The files of the driver, relative to the repository: Kconfig, Kbuild, the
+# top-level modules and the modules of their subdirectories (storage/ for
+# storage.rs). In drivers/block/rnull each has the same name (in_tree),
+# but for Kbuild: the kbuild makefile is Makefile there, as mainline's is.
+# (The repository's Makefile holds the harness's commands, never copied.)
 driver_files() {
 	(
 		cd "$REPO" || exit 1
 		echo Kconfig
-		echo Makefile
+		echo Kbuild
 		for f in *.rs; do
 			echo "$f"
 			[ ! -d "${f%.rs}" ] || find "${f%.rs}" -name '*.rs' | sort
 		done
 	)
+}
+
+# in_tree FILE: the name in drivers/block/rnull of FILE, a driver file.
+in_tree() {
+	if [ "$1" = Kbuild ]; then echo Makefile; else echo "$1"; fi
 }
 
 # scratch_tree REF: a worktree of the prepared tree at REF, in $tmp/tree ($tmp a

@@ -34,10 +34,10 @@ git -C "$tmp/tree" diff --quiet rnull -- . ':!drivers/block/rnull' || {
 }
 # The driver, as this repository has it.
 [ "$(cd "$tmp/tree/drivers/block/rnull" && find . -type f | sed 's|^\./||' | sort)" = \
-	"$(driver_files | sort)" ] ||
+	"$(driver_files | while read -r f; do in_tree "$f"; done | sort)" ] ||
 	die "the series's drivers/block/rnull has other files than the repository's driver"
 while read -r f; do
-	cmp -s "$REPO/$f" "$tmp/tree/drivers/block/rnull/$f" ||
+	cmp -s "$REPO/$f" "$tmp/tree/drivers/block/rnull/$(in_tree "$f")" ||
 		die "$f differs from the series's (run make series)"
 done < <(driver_files)
 log "patches/series: $n patches apply to pristine $KVER and give the tested tree"
@@ -82,8 +82,9 @@ done
 git -C "$SRC" checkout -q rnull
 rm -rf "$SRC/drivers/block/rnull"
 while read -r f; do
-	mkdir -p "$(dirname "$SRC/drivers/block/rnull/$f")"
-	cp "$REPO/$f" "$SRC/drivers/block/rnull/$f"
+	t=$SRC/drivers/block/rnull/$(in_tree "$f")
+	mkdir -p "$(dirname "$t")"
+	cp "$REPO/$f" "$t"
 done < <(driver_files)
 log "building the whole series ($n patches)"
 built "the whole series"

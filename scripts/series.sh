@@ -19,8 +19,9 @@ git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
 scratch_tree HEAD
 rm -rf "$tmp/tree/drivers/block/rnull"
 while read -r f; do
-	mkdir -p "$(dirname "$tmp/tree/drivers/block/rnull/$f")"
-	cp "$REPO/$f" "$tmp/tree/drivers/block/rnull/$f"
+	t=$tmp/tree/drivers/block/rnull/$(in_tree "$f")
+	mkdir -p "$(dirname "$t")"
+	cp "$REPO/$f" "$t"
 done < <(driver_files)
 git -C "$tmp/tree" add -A drivers/block/rnull
 sed -n '/^[^#]/,$p' "$REPO/patches/rnull.txt" >"$tmp/message"
