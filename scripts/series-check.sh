@@ -3,7 +3,8 @@
 # Checks the series in patches/ (make series-check):
 # - it applies with git am to pristine 7.3 and gives exactly the tree that
 #   make check tests: the prepared kernel tree's commits, and this
-#   repository's driver in drivers/block/rnull;
+#   repository's driver in drivers/block/rnull, with its documentation as
+#   Documentation/block/rnull.rst;
 # - with --build, every prefix of it builds: the kernel and its modules,
 #   with mainline's rnull until the driver's patch replaces it, configured
 #   as for make check. The prefixes are checked out one after the other in
@@ -28,10 +29,16 @@ while read -r p; do
 done <"$REPO/patches/series"
 
 # The kernel crate and everything else but the driver, as the tree has it.
-git -C "$tmp/tree" diff --quiet rnull -- . ':!drivers/block/rnull' || {
-	git -C "$tmp/tree" diff --stat rnull -- . ':!drivers/block/rnull'
+docs=(':!Documentation/block/rnull.rst' ':!Documentation/block/index.rst')
+git -C "$tmp/tree" diff --quiet rnull -- . ':!drivers/block/rnull' "${docs[@]}" || {
+	git -C "$tmp/tree" diff --stat rnull -- . ':!drivers/block/rnull' "${docs[@]}"
 	die "the series differs from the tree make check builds (run make series)"
 }
+# The driver's documentation, as this repository has it, in the block index.
+cmp -s "$REPO/Documentation/rnull.rst" "$tmp/tree/Documentation/block/rnull.rst" ||
+	die "Documentation/rnull.rst differs from the series's (run make series)"
+grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
+	die "the series does not list rnull in Documentation/block/index.rst"
 # The driver, as this repository has it.
 [ "$(cd "$tmp/tree/drivers/block/rnull" && find . -type f | sed 's|^\./||' | sort)" = \
 	"$(driver_files | while read -r f; do in_tree "$f"; done | sort)" ] ||

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Writes the series a maintainer reviews to patches/: a cover letter, the
 # kernel crate's patches (the commits on top of the pristine tag in the
-# prepared kernel tree, one per commit) and the driver (this repository's
+# prepared kernel tree, one per commit), the driver (this repository's
 # files in place of mainline's minimal rnull, as one commit on top, with the
-# message of patches/rnull.txt). patches/series lists the patches in order,
+# message of patches/rnull.txt) and its documentation (the message of
+# patches/rnull-doc.txt). patches/series lists the patches in order,
 # without the cover letter. See README, "Changing the kernel crate" and
 # "The series"; scripts/series-check.sh checks the result.
 source "$(dirname "$0")/common.sh"
@@ -29,6 +30,22 @@ printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/messa
 # Dated as the repository's last change of the driver, so that the patch
 # only changes when the driver does.
 date=$(git -C "$REPO" log -1 --format=%aI -- $(driver_files))
+GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
+	git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
+	commit -q -F "$tmp/message"
+
+# The driver's documentation, as a patch of its own after the driver's:
+# Documentation/rnull.rst as Documentation/block/rnull.rst, listed in the
+# block documentation's index after pr. Same date as the driver's commit.
+cp "$REPO/Documentation/rnull.rst" "$tmp/tree/Documentation/block/rnull.rst"
+grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
+	sed -i 's/^   pr$/&\n   rnull/' "$tmp/tree/Documentation/block/index.rst"
+grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
+	die "Documentation/block/index.rst: no '   pr' line to list rnull after"
+git -C "$tmp/tree" add Documentation/block/rnull.rst Documentation/block/index.rst
+sed -n '/^[^#]/,$p' "$REPO/patches/rnull-doc.txt" >"$tmp/message"
+printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/message"
+date=$(git -C "$REPO" log -1 --format=%aI -- $(driver_files) Documentation/rnull.rst)
 GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
 	git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
 	commit -q -F "$tmp/message"

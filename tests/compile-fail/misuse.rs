@@ -4,7 +4,7 @@
 //!
 //! Each `#[cfg(misuse = "...")]` block is one misuse: a way a driver could
 //! cause undefined behaviour if the API allowed it (see
-//! Documentation/rnull.rst, "Testing"). `scripts/compile-fail.sh` builds this
+//! Documentation/rnull-testing.rst). `scripts/compile-fail.sh` builds this
 //! file as an out-of-tree module once without any misuse, which must compile,
 //! and once with each misuse, which must fail with the error listed in
 //! `tests/compile-fail/misuses`.
