@@ -37,7 +37,7 @@ use settings::Settings;
 module! {
     type: RnullModule,
     name: "rnull",
-    authors: ["The rnull developers"],
+    authors: ["Andreas Hindborg", "The rnull developers"],
     description: "Rust port of the null block driver",
     license: "GPL v2",
     params: {

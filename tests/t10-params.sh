@@ -186,6 +186,16 @@ test_unload_removes_everything() {
 	expect_eq "$(run modprobe -r rnull)" 0 "rmmod again"
 }
 
+# Mainline's rnull names its author; the port keeps him and adds itself.
+test_modinfo_keeps_mainline_author() {
+	local authors
+	authors=$(modinfo -F author rnull)
+	echo "$authors" | grep -qx "Andreas Hindborg" ||
+		{ echo "    authors: $authors"; return 1; }
+	echo "$authors" | grep -qx "The rnull developers" ||
+		{ echo "    authors: $authors"; return 1; }
+}
+
 test_modinfo_describes_every_parameter() {
 	local p
 	for p in nr_devices gb bs irqmode hw_queue_depth submit_queues rotational \
