@@ -38,7 +38,7 @@ if [ "$(cat "$SRC/.rnull-series" 2>/dev/null)" != "$series_id" ]; then
 	[ -z "$dirty" ] || die "uncommitted changes in $SRC; commit them and run
 'make series' (or discard them) first:
 $dirty"
-	log "applying patches/series to the pristine tree"
+	log "applying patches/fixes/series and patches/series to the pristine tree"
 	"${GIT[@]}" checkout -q -B rnull pristine
 	while read -r p; do
 		"${GIT[@]}" am -q "$REPO/patches/$p" || die "patches/$p does not apply"

@@ -78,15 +78,23 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 AUTHOR_NAME="Seed dfc85cdf maintainers"
 AUTHOR_EMAIL="maintainers@users.noreply.a-seed-dfc85cdf.example"
 
-# The patches of patches/series that change the kernel crate (and what else
-# the kernel needs), in order: all but those of the driver ("block: rnull:"),
-# whose files the build copies from the repository instead.
+# The patches that change the kernel crate (and what else the kernel needs),
+# relative to patches/, in order: the fixes (patches/fixes/series), then
+# those of patches/series but the driver's ("block: rnull:"), whose files
+# the build copies from the repository instead.
 kernel_patches() {
 	local p
+	sed 's|^|fixes/|' "$REPO/patches/fixes/series"
 	while read -r p; do
 		[ -z "$p" ] || grep -q '^Subject: \[PATCH[^]]*\] block: rnull:' "$REPO/patches/$p" ||
 			echo "$p"
 	done <"$REPO/patches/series"
+}
+
+# all_patches: every patch of both series, relative to patches/, in order.
+all_patches() {
+	sed 's|^|fixes/|' "$REPO/patches/fixes/series"
+	cat "$REPO/patches/series"
 }
 
 # Identifies the kernel-crate patches the tree holds.

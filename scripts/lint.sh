@@ -42,7 +42,7 @@ while read -r p; do
 	! grep -q '^Subject: \[PATCH[^]]*\] block: rnull:' "$p" ||
 		ignore+=(--ignore FILE_PATH_CHANGES)
 	scripts/checkpatch.pl --strict --quiet --no-summary "${ignore[@]}" "$p" || fail=1
-done <"$REPO/patches/series"
+done < <(all_patches)
 scripts/checkpatch.pl --strict --quiet --no-summary --no-tree -f \
 	$(driver_files | sed "s|^|$REPO/|") || fail=1
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Checks the series in patches/ (make series-check):
-# - it applies with git am to pristine 7.3 and gives exactly the tree that
+# - it (patches/fixes/series, then patches/series) applies with git am to
+#   pristine 7.3, the fixes first and alone, and gives exactly the tree that
 #   make check tests: the prepared kernel tree's commits, and this
 #   repository's driver in drivers/block/rnull, with its documentation as
 #   Documentation/block/rnull.rst;
@@ -26,7 +27,7 @@ while read -r p; do
 	git -C "$tmp/tree" -c user.name=rnull-harness -c user.email=rnull@localhost \
 		am -q "$REPO/patches/$p" || die "patches/$p does not apply"
 	n=$((n + 1))
-done <"$REPO/patches/series"
+done < <(all_patches)
 
 # The kernel crate and everything else but the driver, as the tree has it.
 docs=(':!Documentation/block/rnull.rst' ':!Documentation/block/index.rst')
@@ -47,7 +48,8 @@ while read -r f; do
 	cmp -s "$REPO/$f" "$tmp/tree/drivers/block/rnull/$(in_tree "$f")" ||
 		die "$f differs from the series's (run make series)"
 done < <(driver_files)
-log "patches/series: $n patches apply to pristine $KVER and give the tested tree"
+log "patches/fixes/series and patches/series: $n patches apply to pristine $KVER" \
+	"and give the tested tree"
 ((build)) || exit 0
 
 # 2. Every prefix builds.
@@ -76,15 +78,19 @@ built() { # WHAT
 		{ tail -n 40 "$tmp/log"; die "the build with $1 fails"; }
 }
 # SERIES_FROM=N starts at patch N (after a fix to it), the earlier ones
-# having built.
+# having built; the patches are counted over both series, fixes first.
 i=0
 for c in $(git -C "$SRC" rev-list --reverse pristine.."$head"); do
 	i=$((i + 1))
 	((i >= ${SERIES_FROM:-1})) || continue
+	((i <= ${SERIES_TO:-i})) || break
 	git -C "$SRC" checkout -q "$c"
 	log "building patches 1-$i: $(git -C "$SRC" log -1 --format=%s "$c")"
 	built "patches 1-$i"
 done
+# SERIES_TO=N stops after patch N (N = the number of fixes: the fixes
+# series alone).
+[ -z "${SERIES_TO:-}" ] || { log "patches 1-$SERIES_TO build"; exit 0; }
 # The driver's patch: this repository's files in place of mainline's.
 git -C "$SRC" checkout -q rnull
 rm -rf "$SRC/drivers/block/rnull"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Writes the series a maintainer reviews to patches/: a cover letter, the
-# kernel crate's patches (the commits on top of the pristine tag in the
+# Writes the two series a maintainer reviews: in patches/fixes/, the fixes
+# of mainline bugs, which apply to pristine 7.3 alone (the first commits of
+# the prepared kernel tree, named in patches/fixes/subjects); in patches/,
+# on top of them, a cover letter, the
+# kernel crate's patches (the other commits on top of the pristine tag in the
 # prepared kernel tree, one per commit), the driver (this repository's
 # files in place of mainline's minimal rnull, as one commit on top, with the
 # message of patches/rnull.txt) and its documentation (the message of
-# patches/rnull-doc.txt). patches/series lists the patches in order,
-# without the cover letter. See README, "Changing the kernel crate" and
+# patches/rnull-doc.txt). Each directory's series lists its patches in
+# order, without the cover letter. See README, "Changing the kernel crate" and
 # "The series"; scripts/series-check.sh checks the result.
 source "$(dirname "$0")/common.sh"
 
@@ -50,22 +53,43 @@ GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
 	git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
 	commit -q -F "$tmp/message"
 
-rm -f "$REPO"/patches/*.patch
-git -C "$tmp/tree" format-patch -q --numbered --cover-letter --zero-commit --no-signature \
-	--abbrev=9 -o "$REPO/patches" pristine..HEAD
+# The fixes: the first commits of the tree, those patches/fixes/subjects
+# names, in its order. They apply to pristine 7.3 alone, as a series of
+# their own.
+mapfile -t fix_subjects < <(grep -v '^#' "$REPO/patches/fixes/subjects")
+nfix=${#fix_subjects[@]}
+mapfile -t subjects < <(git -C "$tmp/tree" log --reverse --format=%s pristine..HEAD)
+for ((i = 0; i < nfix; i++)); do
+	[ "${subjects[i]}" = "${fix_subjects[i]}" ] ||
+		die "commit $((i + 1)) of the tree is \"${subjects[i]}\", not the fix" \
+			"\"${fix_subjects[i]}\" of patches/fixes/subjects"
+done
+fixes_end=$(git -C "$tmp/tree" rev-list --reverse pristine..HEAD | sed -n "${nfix}p")
 
-# The cover letter: its text from patches/cover-letter.txt (first line the
-# subject), then the summary of the latest benchmark run, then git's
-# shortlog and diffstat.
-cover=$(ls "$REPO"/patches/0000-cover-letter.patch)
-python3 "$REPO/scripts/cover-letter.py" "$cover" "$REPO/patches/cover-letter.txt" \
-	"$REPO/bench/results"
-# Dated as the last patch, not as the time of the run.
-last_date=$(grep -m1 '^Date: ' "$(ls "$REPO"/patches/0*.patch | tail -n 1)")
-sed -i "s/^Date: .*/$last_date/" "$cover"
-(cd "$REPO/patches" && ls -- *.patch | grep -v '^0000-cover-letter\.patch$') >"$REPO/patches/series"
+# cover_letter DIR TEXT RESULTS: fills in DIR's cover letter from TEXT, dated
+# as DIR's last patch, and lists DIR's patches in DIR/series.
+cover_letter() {
+	local cover=$1/0000-cover-letter.patch last_date
+	python3 "$REPO/scripts/cover-letter.py" "$cover" "$2" "$3"
+	last_date=$(grep -m1 '^Date: ' "$(ls "$1"/0*.patch | tail -n 1)")
+	sed -i "s/^Date: .*/$last_date/" "$cover"
+	(cd "$1" && ls -- *.patch | grep -v '^0000-cover-letter\.patch$') >"$1/series"
+}
+
+rm -f "$REPO"/patches/*.patch "$REPO"/patches/fixes/*.patch
+git -C "$tmp/tree" format-patch -q --numbered --cover-letter --zero-commit --no-signature \
+	--abbrev=9 -o "$REPO/patches/fixes" pristine.."$fixes_end"
+git -C "$tmp/tree" format-patch -q --numbered --cover-letter --zero-commit --no-signature \
+	--abbrev=9 -o "$REPO/patches" "$fixes_end"..HEAD
+
+# The cover letters: their text from cover-letter.txt (first line the
+# subject), the feature series's with the summary of the latest benchmark
+# run, then git's shortlog and diffstat.
+cover_letter "$REPO/patches/fixes" "$REPO/patches/fixes/cover-letter.txt" "$REPO/bench/results"
+cover_letter "$REPO/patches" "$REPO/patches/cover-letter.txt" "$REPO/bench/results"
 # The tree already holds exactly these kernel-crate patches: record it so
 # the next build does not re-apply them.
 series_id >"$SRC/.rnull-series"
-log "patches/: a cover letter and $(wc -l <"$REPO/patches/series") patch(es)" \
-	"($(kernel_patches | wc -l) of the kernel crate)"
+log "patches/fixes/: a cover letter and $(wc -l <"$REPO/patches/fixes/series") fix(es);" \
+	"patches/: a cover letter and $(wc -l <"$REPO/patches/series") patch(es)" \
+	"($(kernel_patches | wc -l) of the kernel crate in both)"
