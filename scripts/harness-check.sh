@@ -52,6 +52,18 @@ status=0
 RNULL_VM_IDLE=60 "$REPO/scripts/vm.sh" "$work/splat.sh" >"$work/marked.log" 2>&1 || status=$?
 check "$status" "a warning marked as null_blk's does not" "$(tail -n 5 "$work/marked.log")"
 
+log "harness: checking that a user's script gets the guest's own tools"
+cat >"$work/tools.sh" <<'SCRIPT'
+#!/bin/sh
+# make vm SCRIPT=...: GNU grep, not the static busybox of the tests.
+grep --version 2>&1 | grep -q "GNU grep" ||
+	{ echo "grep is $(command -v grep): $(grep --version 2>&1 | head -n 1)"; exit 1; }
+SCRIPT
+chmod +x "$work/tools.sh"
+status=0
+RNULL_VM_IDLE=60 "$REPO/scripts/vm.sh" "$work/tools.sh" >"$work/tools.log" 2>&1 || status=$?
+check "$status" "a user's script runs with the guest's GNU tools" "$(tail -n 5 "$work/tools.log")"
+
 printf '%s\n' "${out[@]}"
 [ -z "$results" ] || printf '%s\n' "${out[@]}" >>"$results"
 store_results harness-check "${out[@]}"

@@ -74,7 +74,8 @@ echo 0 >/proc/sys/kernel/randomize_va_space
 
 # Under TCG, starting a dynamically linked program costs about 30 ms (the
 # loader's relocations are emulated), a static one about 5 ms: the common
-# text tools are taken from the host's static busybox, ahead of PATH, and so
+# text tools are taken from the host's static busybox, ahead of PATH (for
+# the project's scripts, below), and so
 # are dmesg (read and cleared before every test, and by the checks at the
 # end, which read it with busybox already) and dd (started hundreds of times;
 # busybox's takes every flag the tests give it, and words its errors as GNU
@@ -88,9 +89,17 @@ for a in cat ls grep sed tr wc head tail cut sort uniq xargs seq sleep \
 	$bb ln -s /bin/busybox $fast/$a
 done
 
+# Only the project's own scripts (the tests, the benchmark) get them: a
+# script of the user's (make vm SCRIPT=...) runs with the guest's own
+# tools, whose options it may rely on (GNU grep's --quiet, ...).
+path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+case $RNULL_SCRIPT in
+"$RNULL_REPO"/tests/* | "$RNULL_REPO"/bench/*) path=/run/rnull-bin:$path ;;
+esac
+
 echo "RNULL_VM_READY"
 $bb chroot /root /usr/bin/env -i HOME=/root TERM=dumb \
-	PATH=/run/rnull-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	PATH="$path" \
 	RNULL_IN_VM=1 RNULL_REPO="$RNULL_REPO" \
 	$($bb env | $bb grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)=') \
 	/bin/sh -c 'cd "$1" 2>/dev/null; shift; exec "$@"' sh "$RNULL_CWD" \
