@@ -54,11 +54,7 @@ for f in "${DRIVER_FILES[@]}"; do tree_files+=("$(in_tree "$f")"); done
 while IFS= read -r f; do
 	[[ " ${tree_files[*]} " == *" $f "* ]] || rm -f "$dst/$f"
 done < <(cd "$dst" && find . -type f | sed 's|^\./||')
-for f in "${DRIVER_FILES[@]}"; do
-	t=$dst/$(in_tree "$f")
-	mkdir -p "$(dirname "$t")"
-	cmp -s "$REPO/$f" "$t" || cp "$REPO/$f" "$t"
-done
+install_driver "$dst"
 
 # 4. Configuration: tinyconfig + fragments, redone when a fragment changes.
 mkdir -p "$OUT"

@@ -58,6 +58,17 @@ in_tree() {
 	if [ "$1" = Kbuild ]; then echo Makefile; else echo "$1"; fi
 }
 
+# install_driver DIR: copies the driver's files into DIR (a
+# drivers/block/rnull), each under its in-tree name, those that differ only.
+install_driver() {
+	local f t
+	while read -r f; do
+		t=$1/$(in_tree "$f")
+		mkdir -p "$(dirname "$t")"
+		cmp -s "$REPO/$f" "$t" || cp "$REPO/$f" "$t"
+	done < <(driver_files)
+}
+
 # scratch_tree REF: a worktree of the prepared tree at REF, in $tmp/tree ($tmp a
 # new temporary directory); cleanup, run on exit, removes both.
 scratch_tree() {
@@ -84,11 +95,10 @@ AUTHOR_EMAIL="maintainers@users.noreply.a-seed-dfc85cdf.example"
 # the build copies from the repository instead.
 kernel_patches() {
 	local p
-	sed 's|^|fixes/|' "$REPO/patches/fixes/series"
 	while read -r p; do
 		[ -z "$p" ] || grep -q '^Subject: \[PATCH[^]]*\] block: rnull:' "$REPO/patches/$p" ||
 			echo "$p"
-	done <"$REPO/patches/series"
+	done < <(all_patches)
 }
 
 # all_patches: every patch of both series, relative to patches/, in order.

@@ -94,11 +94,7 @@ done
 # The driver's patch: this repository's files in place of mainline's.
 git -C "$SRC" checkout -q rnull
 rm -rf "$SRC/drivers/block/rnull"
-while read -r f; do
-	t=$SRC/drivers/block/rnull/$(in_tree "$f")
-	mkdir -p "$(dirname "$t")"
-	cp "$REPO/$f" "$t"
-done < <(driver_files)
+install_driver "$SRC/drivers/block/rnull"
 log "building the whole series ($n patches)"
 built "the whole series"
 git -C "$SRC" checkout -q -- drivers/block/rnull

@@ -22,11 +22,7 @@ git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
 # be older than the repository's).
 scratch_tree HEAD
 rm -rf "$tmp/tree/drivers/block/rnull"
-while read -r f; do
-	t=$tmp/tree/drivers/block/rnull/$(in_tree "$f")
-	mkdir -p "$(dirname "$t")"
-	cp "$REPO/$f" "$t"
-done < <(driver_files)
+install_driver "$tmp/tree/drivers/block/rnull"
 git -C "$tmp/tree" add -A drivers/block/rnull
 sed -n '/^[^#]/,$p' "$REPO/patches/rnull.txt" >"$tmp/message"
 printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/message"
