@@ -351,6 +351,9 @@ pub(crate) struct PageStore {
     pages: RcuXArray<Pin<KBox<SharedPage>>>,
     #[pin]
     limbo: Mutex<KVVec<RetiredPage>>,
+    /// The number of pages in `limbo`, set with its lock held: read
+    /// without the lock, it spares a new page the lock when limbo is empty.
+    in_limbo: Atomic<usize>,
     /// The number of empty pages in `pages` (kept by zone resets). It grows
     /// only with the array's lock held, so never above [`KEPT_PAGES`].
     kept: Atomic<usize>,
@@ -375,6 +378,7 @@ impl PageStore {
         pin_init!(Self {
             pages <- RcuXArray::new(xarray::AllocKind::None),
             limbo <- new_mutex!(KVVec::new()),
+            in_limbo: Atomic::new(0),
             kept: Atomic::new(0),
             unchecked: Atomic::new(0),
         })
@@ -419,6 +423,7 @@ impl PageStore {
         let mut limbo = self.limbo.lock();
         limbo.retain(|page| !page.grace_period_passed());
         if limbo.reserve(retired.len(), page_gfp()).is_err() {
+            self.in_limbo.store(limbo.len(), Relaxed);
             drop(limbo);
             drain(retired);
             return;
@@ -427,6 +432,7 @@ impl PageStore {
             // Within the capacity reserved above.
             let _ = limbo.push_within_capacity(page);
         }
+        self.in_limbo.store(limbo.len(), Relaxed);
         // Else, with nothing else in the system needing a grace period, the
         // pages could wait in limbo for long, and new ones be allocated.
         if let Some(last) = limbo.last_mut() {
@@ -440,7 +446,9 @@ impl PageStore {
     fn free(&self, retired: &mut KVVec<RetiredPage>, wait: bool) {
         if wait {
             drain(retired);
-            self.limbo.lock().retain(|page| !page.grace_period_passed());
+            let mut limbo = self.limbo.lock();
+            limbo.retain(|page| !page.grace_period_passed());
+            self.in_limbo.store(limbo.len(), Relaxed);
         } else {
             self.retire(retired);
         }
@@ -452,11 +460,15 @@ impl PageStore {
     /// reset and written again. It holds stale data of this store, which
     /// its sector bit map hides.
     fn recycle(&self) -> Option<Pin<KBox<SharedPage>>> {
+        if self.in_limbo.load(Relaxed) == 0 {
+            return None;
+        }
         let mut limbo = self.limbo.lock();
         if !limbo.last()?.grace_period_passed() {
             return None;
         }
         let page = limbo.pop()?;
+        self.in_limbo.store(limbo.len(), Relaxed);
         drop(limbo);
         Some(page.into_inner())
     }
