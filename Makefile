@@ -8,13 +8,16 @@ SCRIPTS := $(CURDIR)/scripts
 .PHONY: check check-debug bench insn insn-table vm build build-debug setup series series-check lint help
 
 help:
-	@echo "make check            build, boot the test VM and run tests/ (CI runs this)"
+	@echo "make check            build, boot the test VM and run tests/ (CI runs this);"
+	@echo "                      RNULL_TESTS=<regex> selects tests, RNULL_TESTS=list lists them"
 	@echo "make check-debug      the same tests on a kernel with KASAN, lockdep, kmemleak, ..."
 	@echo "make bench            build, boot and compare rnull with null_blk using fio"
 	@echo "make insn             count the guest's instructions per request on each driver"
 	@echo "make insn-table       the same at several points, in one table"
 	@echo "make vm SCRIPT=/abs/path.sh   run your own script in the VM as root"
+	@echo "make setup            install what the harness needs (Debian packages, bindgen, source)"
 	@echo "make build            set up the machine and build the kernel only"
+	@echo "make build-debug      the same for the debug kernel of make check-debug"
 	@echo "make series           write patches/: cover letter, kernel-crate patches, driver"
 	@echo "make series-check     check that patches/ applies to 7.3 and gives the tested tree"
 	@echo "make lint             rustfmtcheck, clippy and checkpatch --strict"
@@ -29,26 +32,27 @@ build-debug:
 	@RNULL_KERNEL=debug $(SCRIPTS)/build.sh
 
 # The tests run on two NUMA nodes, so that per-node queues and home_node
-# are exercised.
-# The host's checks (misuses of the request API that must not compile, the
-# VM runner's handling of splats, the benchmark harness on a small scale)
-# run first; the VM's test run counts their results with its own.
+# are exercised. The host's checks (misuses of the request API that must not
+# compile, the documentation against the code, the VM runner's handling of
+# splats, the benchmark harness on a small scale) run first; the VM's test
+# run counts their results with its own (scripts/check.sh).
+# RNULL_TESTS=list lists the tests, as "file:test", without building.
+ifeq ($(RNULL_TESTS),list)
+check check-debug:
+	@$(SCRIPTS)/list-tests.sh
+else
 check: build
-	@results=$${RNULL_CACHE:-$$HOME/.cache/rnull}/host-results; \
-	$(SCRIPTS)/compile-fail.sh $$results >/dev/null; \
-	$(SCRIPTS)/harness-check.sh $$results >/dev/null; \
-	$(SCRIPTS)/bench-check.sh $$results >/dev/null; \
-	RNULL_HOST_RESULTS=$$results RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} RNULL_FIO=1 \
-		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
+	@$(SCRIPTS)/check.sh
 
 # The same tests on the debug kernel (config/debug.config), which is about
-# ten times slower under TCG; the fuzzer does 10000 operations there.
+# five times slower under TCG; the fuzzer does 10000 operations there.
 # RNULL_TESTS selects tests as for make check.
 check-debug: build-debug
-	@RNULL_KERNEL=debug RNULL_VM_NUMA=$${RNULL_VM_NUMA:-2} RNULL_FIO=1 \
-		RNULL_VM_IDLE=$${RNULL_VM_IDLE:-900} RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-10800} \
+	@RNULL_KERNEL=debug RNULL_VM_IDLE=$${RNULL_VM_IDLE:-900} \
+		RNULL_VM_TIMEOUT=$${RNULL_VM_TIMEOUT:-10800} \
 		RNULL_FUZZ_OPS=$${RNULL_FUZZ_OPS:-10000} RNULL_FUZZ_SECONDS=$${RNULL_FUZZ_SECONDS:-7200} \
-		$(SCRIPTS)/vm.sh $(CURDIR)/tests/run.sh
+		$(SCRIPTS)/check.sh
+endif
 
 # The results go to BENCH_OUT, by default a new directory in the cache
 # (scripts/bench.sh).

@@ -101,7 +101,7 @@ echo "RNULL_VM_READY"
 $bb chroot /root /usr/bin/env -i HOME=/root TERM=dumb \
 	PATH="$path" \
 	RNULL_IN_VM=1 RNULL_REPO="$RNULL_REPO" \
-	$($bb env | $bb grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)=') \
+	$($bb env | $bb grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_KTAP|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)=') \
 	/bin/sh -c 'cd "$1" 2>/dev/null; shift; exec "$@"' sh "$RNULL_CWD" \
 	"$RNULL_SCRIPT" </dev/console >/dev/console 2>&1
 rc=$?

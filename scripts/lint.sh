@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The quality checks of the project: rustfmt, clippy and checkpatch --strict
-# on the driver and on the patch series. Run after scripts/build.sh.
+# on the driver and on the patch series, and the documentation against the
+# code. Run after scripts/build.sh.
 source "$(dirname "$0")/common.sh"
 
 fail=0
@@ -45,5 +46,9 @@ while read -r p; do
 done < <(all_patches)
 scripts/checkpatch.pl --strict --quiet --no-summary --no-tree -f \
 	$(driver_files | sed "s|^|$REPO/|") || fail=1
+
+log "the documentation against the code (scripts/docs-check.py)"
+python3 "$REPO/scripts/docs-check.py" | grep -v '^ok ' || true
+python3 "$REPO/scripts/docs-check.py" >/dev/null || fail=1
 
 ((fail == 0)) && log "lint: clean" || die "lint: problems found (see above)"

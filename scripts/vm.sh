@@ -116,7 +116,7 @@ run_qemu() { # accel script log
 	local v
 	# RNULL_FIO=1: the tests' static fio (scripts/setup.sh), by its path.
 	[ "${RNULL_FIO:-}" != 1 ] || RNULL_FIO=$FIO_STATIC
-	for v in $(compgen -e | grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)$' || true); do
+	for v in $(compgen -e | grep -E '^(RNULL_TESTS|RNULL_HOST_RESULTS|RNULL_KTAP|RNULL_FIO|RNULL_FUZZ_[A-Z_]+|BENCH_[A-Z_]+)$' || true); do
 		append+=" $v=${!v// /}"
 	done
 	# RNULL_VM_QEMU_ARGS is split into words, as on a command line.

@@ -3,7 +3,9 @@
 # The rnull test suite. Runs inside the test VM (make check) as root: every
 # function test_* in tests/t*.sh is one test, run in file order in a
 # subshell that stops at its first failed assertion. KUnit results from the
-# kernel log count as tests too. Ends with "N passed, N failed".
+# kernel log count as tests too. Ends with "N passed, N failed", after a
+# line that splits the count by kind; with RNULL_KTAP set, also writes the
+# results there in KTAP (version 1).
 set -u
 cd "$(dirname "$0")" || exit 1
 source ./lib.sh
@@ -21,15 +23,28 @@ fi
 
 passed=0
 failed=0
-report() { # status name [details] [seconds]
+# The KTAP lines of the results so far, and the counts by kind: rnull's
+# tests (tests/t*.sh and the log check), the host's checks, KUnit cases.
+ktap_lines=()
+ktap_count=0
+declare -A kind_count=([tests]=0 [host]=0 [kunit]=0)
+ktap_add() { # ok|"not ok" name [details] [seconds]
+	ktap_count=$((ktap_count + 1))
+	ktap_lines+=("$1 $ktap_count $2")
+	[ -z "${3:-}" ] || ktap_lines+=("$(sed 's/^/# /' <<<"$3")")
+}
+report() { # status name [details] [seconds] [kind]
 	local took=${4:+ (${4} s)}
+	kind_count[${5:-tests}]=$((kind_count[${5:-tests}] + 1))
 	if [ "$1" = 0 ]; then
 		passed=$((passed + 1))
 		echo "ok      $2$took"
+		ktap_add ok "$2" "" "${4:-}"
 	else
 		failed=$((failed + 1))
 		echo "FAILED  $2$took"
 		[ -z "${3:-}" ] || printf '%s\n' "$3"
+		ktap_add "not ok" "$2" "${3:-}" "${4:-}"
 	fi
 }
 
@@ -38,13 +53,20 @@ if [ -n "${RNULL_HOST_RESULTS:-}" ]; then
 	if [ -r "$RNULL_HOST_RESULTS" ]; then
 		while IFS= read -r line; do
 			case $line in
-			"ok      "*) passed=$((passed + 1)) ;;
-			"FAILED  "*) failed=$((failed + 1)) ;;
+			"ok      "*)
+				passed=$((passed + 1)) kind_count[host]=$((kind_count[host] + 1))
+				ktap_add ok "${line#ok      }"
+				;;
+			"FAILED  "*)
+				failed=$((failed + 1)) kind_count[host]=$((kind_count[host] + 1))
+				ktap_add "not ok" "${line#FAILED  }"
+				;;
+			*) ktap_lines+=("# $line") ;;
 			esac
 			printf '%s\n' "$line"
 		done <"$RNULL_HOST_RESULTS"
 	else
-		report 1 "host checks: no results in $RNULL_HOST_RESULTS"
+		report 1 "host checks: no results in $RNULL_HOST_RESULTS" "" "" host
 	fi
 fi
 
@@ -55,12 +77,16 @@ load rnull nr_devices=0 >/dev/null
 unload_all
 echo 'rnull-suites-ran-once' >/sys/module/kunit/parameters/filter_glob
 
+# RNULL_TESTS selects tests by a regular expression matched against
+# "file:test" and "file: test" (the kernel command line that carries it to
+# the VM drops spaces, so older selections wrote "file:.test").
 only=${RNULL_TESTS:-}
 for file in t[0-9]*.sh; do
 	# shellcheck disable=SC1090
 	source "./$file"
 	for t in $(grep -o '^test_[a-z0-9_]*' "$file"); do
-		[ -z "$only" ] || [[ "${file%.sh}: ${t#test_}" =~ $only ]] || continue
+		[ -z "$only" ] || [[ "${file%.sh}:${t#test_}" =~ $only ]] ||
+			[[ "${file%.sh}: ${t#test_}" =~ $only ]] || continue
 		unload_all
 		save_kernel_log
 		start=${EPOCHREALTIME/./}
@@ -99,13 +125,17 @@ ktap=$(grep -E '^ {4,}(not )?ok [0-9]+ ' <<<"$klog" |
 kunit_pass=$(grep -c '^ok ' <<<"$ktap" || true)
 kunit_fail=$(grep '^not ok ' <<<"$ktap" | grep -v '# SKIP' || true)
 passed=$((passed + kunit_pass))
+kind_count[kunit]=$((kind_count[kunit] + kunit_pass))
+while IFS= read -r case; do
+	[[ $case != "ok "* ]] || ktap_add ok "kunit: ${case#ok }"
+done <<<"$ktap"
 if [ -n "$kunit_fail" ]; then
-	report 1 "kunit: $(wc -l <<<"$kunit_fail") failed case(s)" "$kunit_fail"
+	report 1 "kunit: $(wc -l <<<"$kunit_fail") failed case(s)" "$kunit_fail" "" kunit
 fi
 for suite in $(grep -hoE 'kunit_tests\([a-z0-9_]+\)' ../*.rs ../storage/*.rs |
 	sed -E 's/.*\((.*)\)/\1/'); do
 	[[ " ${KUNIT_MODULE_SUITES[*]} " == *" $suite "* ]] ||
-		report 1 "kunit: suite $suite of the driver is not in KUNIT_MODULE_SUITES (tests/run.sh)"
+		report 1 "kunit: suite $suite of the driver is not in KUNIT_MODULE_SUITES (tests/run.sh)" "" "" kunit
 done
 # The driver's suites run only when a test loads rnull, which a run of some
 # tests (RNULL_TESTS) may never do: such a run requires only the suites of the
@@ -114,7 +144,7 @@ for suite in "${KUNIT_BOOT_SUITES[@]}" "${KUNIT_MODULE_SUITES[@]}"; do
 	grep -q "^ok [0-9]* $suite\$" <<<"$klog" && continue
 	[[ -n "$only" && " ${KUNIT_MODULE_SUITES[*]} " == *" $suite "* ]] &&
 		! grep -qE "^(not )?ok [0-9]+ $suite( |\$)" <<<"$klog" && continue
-	report 1 "kunit: suite $suite did not pass"
+	report 1 "kunit: suite $suite did not pass" "" "" kunit
 done
 echo "kunit: $kunit_pass cases passed"
 
@@ -151,5 +181,14 @@ bad=$(checked_log | awk -v re="$bad_re" '
 	}')
 report "$([ -z "$bad" ] && echo 0 || echo 1)" "kernel log free of warnings" "$bad"
 
+echo "counted: ${kind_count[tests]} of rnull's tests (tests/t*.sh and checks of the run)," \
+	"${kind_count[host]} host checks, ${kind_count[kunit]} KUnit cases"
+if [ -n "${RNULL_KTAP:-}" ]; then
+	{
+		echo "KTAP version 1"
+		echo "1..$ktap_count"
+		printf '%s\n' "${ktap_lines[@]}"
+	} >"$RNULL_KTAP" || echo "cannot write $RNULL_KTAP"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
