@@ -102,9 +102,11 @@ if [ "$(cat "$OUT/.rnull-built" 2>/dev/null)" = "$state" ] && [ -d "$OUT/mods" ]
 	log "the kernel in $OUT is up to date"
 	exit 0
 fi
-log "building the kernel and modules in $OUT"
+estimate=
+[ -f "$OUT/vmlinux" ] || estimate="12-15 min on 2 cores for a first build"
+log "building the kernel and modules in $OUT${estimate:+ ($estimate)}"
 rm -f "$OUT/.rnull-built"
-"${KMAKE[@]}" -s bzImage modules
+with_progress "building the kernel" "${estimate%% on*}" "${KMAKE[@]}" -s bzImage modules
 rm -rf "$OUT/mods"
 "${KMAKE[@]}" -s INSTALL_MOD_PATH="$OUT/mods" INSTALL_MOD_STRIP=1 \
 	modules_install >/dev/null

@@ -84,6 +84,22 @@ cleanup() {
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# Runs "$@", saying every two minutes how long WHAT has taken, and how long
+# it takes in all if ESTIMATE is given.
+with_progress() { # what estimate command...
+	local what=$1 estimate=$2 start=$SECONDS ticker rc=0
+	shift 2
+	(while sleep 120; do
+		printf '    %s: %d min so far%s\n' "$what" $(((SECONDS - start) / 60)) \
+			"${estimate:+, about $estimate in all}" >&2
+	done) &
+	ticker=$!
+	"$@" || rc=$?
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null || true
+	return "$rc"
+}
+
 # A fingerprint of patches/: the list and every patch in it.
 # The identity of every commit of the series, in From: and Signed-off-by:.
 AUTHOR_NAME="Seed dfc85cdf maintainers"

@@ -4,12 +4,29 @@
 # when everything is present it only checks and returns within seconds.
 source "$(dirname "$0")/common.sh"
 
+# Before anything is installed: the machine must be one the harness knows.
+# shellcheck disable=SC1091
+os=$(. /etc/os-release 2>/dev/null && echo "${ID:-?} ${VERSION_ID:-?}")
+[ "$os" = "debian 12" ] ||
+	die "this harness sets up Debian 12 (bookworm); this is '$os'. Use a Debian 12 machine or container."
+[ "$(uname -m)" = x86_64 ] ||
+	die "this harness builds and boots an x86_64 kernel; this machine is $(uname -m)"
+# Room for the kernel tree, a build and the tools (about 3.5 GB here), with
+# some to spare, when they are not there yet.
+mkdir -p "$CACHE" 2>/dev/null || die "cannot create $CACHE (RNULL_CACHE)"
+if [ ! -d "$SRC" ] || [ ! -f "$OUT/vmlinux" ]; then
+	free_kb=$(df -Pk "$CACHE" | awk 'NR == 2 { print $4 }')
+	((free_kb >= 5 * 1024 * 1024)) ||
+		die "$CACHE has $((free_kb / 1024 / 1024)) GB free; the kernel tree and a build need about 5 GB"
+fi
+
 PKGS=(
 	# kernel build
 	make gcc flex bison bc libelf-dev libssl-dev cpio kmod xz-utils perl
 	clang-$LLVM_VER lld-$LLVM_VER llvm-$LLVM_VER libclang-$LLVM_VER-dev
-	# Rust for the kernel: rustc with its library source (see environment)
-	rustc-web rust-web-src rustfmt-web rust-web-clippy
+	# Rust for the kernel: rustc with its library source, and the cargo of
+	# the same release, which builds bindgen-cli (all in bookworm-security)
+	rustc-web rust-web-src rustfmt-web rust-web-clippy cargo-web
 	# the VM and what runs inside it
 	qemu-system-x86 busybox-static fio util-linux e2fsprogs jq
 	# the tests' static fio (below): its libaio engine
@@ -26,14 +43,18 @@ for p in "${PKGS[@]}"; do
 		missing+=("$p")
 done
 if ((${#missing[@]})); then
-	log "installing Debian packages: ${missing[*]}"
-	[ "$(id -u)" = 0 ] || die "need root to install packages"
+	[ "$(id -u)" = 0 ] ||
+		die "these Debian packages are missing and installing them needs root: ${missing[*]}"
+	log "installing Debian packages (a few minutes): ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
+	# clang-22 and rustc-web 1.96 come from bookworm-security.
+	for p in clang-$LLVM_VER rustc-web; do
+		[ "$(apt-cache policy "$p" | awk '/Candidate:/ { print $2 }')" != "(none)" ] ||
+			die "apt finds no $p: add 'deb http://deb.debian.org/debian-security bookworm-security main' to the apt sources"
+	done
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-mkdir -p "$CACHE"
 
 # CONFIG_RUST_INLINE_HELPERS (config/rnull.config) needs clang of rustc's LLVM.
 rust_llvm=$(/usr/bin/rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
@@ -41,9 +62,12 @@ rust_llvm=$(/usr/bin/rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
 	die "rustc links LLVM $rust_llvm, the harness uses clang $LLVM_VER (LLVM_VER in scripts/common.sh)"
 
 # bindgen >= 0.71.1 is needed; bookworm only has 0.60.
+# Built with Debian's cargo and rustc, not whatever cargo is on the PATH
+# (rustup's, say), with cargo's downloads kept in the cache.
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
-	log "building bindgen-cli $BINDGEN_VERSION from crates.io"
-	cargo install --quiet --locked --root "$TOOLS" \
+	log "building bindgen-cli $BINDGEN_VERSION from crates.io (about 2 minutes)"
+	CARGO_HOME=$TOOLS/cargo-home RUSTC=/usr/bin/rustc with_progress "building bindgen-cli" "" \
+		/usr/bin/cargo install --quiet --locked --root "$TOOLS" \
 		bindgen-cli --version "$BINDGEN_VERSION"
 fi
 
