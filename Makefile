@@ -5,7 +5,7 @@
 
 SCRIPTS := $(CURDIR)/scripts
 
-.PHONY: check check-debug bench insn insn-table vm build build-debug setup series series-check lint help
+.PHONY: check check-debug bench bench-settings insn insn-table vm build build-debug setup series series-check lint help
 
 help:
 	@echo "make check            build, boot the test VM and run tests/ (CI runs this);"
@@ -55,12 +55,15 @@ check-debug: build-debug
 endif
 
 # The results go to BENCH_OUT, by default a new directory in the cache
-# (scripts/bench.sh).
-bench: build
+# (scripts/bench.sh). The BENCH_* settings are checked first, on the host.
+bench: bench-settings build
 	@$(SCRIPTS)/bench.sh
 
+bench-settings:
+	@BENCH_CHECK_ONLY=1 $(CURDIR)/bench/bench.sh
+
 # Instructions per request on each driver, by function (bench/insn.sh).
-insn: build
+insn: bench-settings build
 	@$(CURDIR)/bench/insn.sh
 
 # The kernel's instructions per request at several points (bench/insn-table.sh).

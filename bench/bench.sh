@@ -93,7 +93,7 @@ ZONED=${BENCH_ZONED:-$zoned}
 ZBSS=${BENCH_ZBS:-$zbss}
 NOMEM_BS=${BENCH_NOMEM_BS:-$nomem_bs}
 SETTINGS=${BENCH_SETTINGS:-cache16,cache512,badblocks,mbps,blocking,sharedtags}
-OUT=${BENCH_OUT:-$(mktemp -d /tmp/rnull-bench.XXXXXX)}
+OUT=${BENCH_OUT:-}
 RCFG=/sys/kernel/config/rnull/bench
 # BENCH_AA=1 puts a second null_blk device, set up alike, where rnull's would
 # be: the ratios of such an A/A run show how far two identical devices differ
@@ -116,6 +116,50 @@ CCFG=/sys/kernel/config/nullb/bench_c
 RCFG2=${RCFG}2 CCFG2=${CCFG}2
 
 list() { tr ',' ' ' <<<"$1"; }
+
+# Every setting is checked here, before anything is done: a bad value of
+# the last axis used would otherwise fail after every other point ran.
+# BENCH_CHECK_ONLY=1 stops after the checks (make bench runs them on the
+# host before it builds and boots).
+bad_setting() { echo "bench: $1" >&2; exit 2; }
+check_list() { # NAME VALUE PATTERN WHAT
+	local v
+	[ -n "$2" ] || bad_setting "$1 is empty"
+	for v in $(list "$2"); do
+		[[ $v =~ ^($3)$ ]] || bad_setting "$1: '$v' is not $4"
+	done
+}
+SIZE_RE='[1-9][0-9]*[kKmM]'
+check_list BENCH_RW "$RWS" 'randread|randwrite|read|write|randrw|zwrite' \
+	"randread, randwrite, read, write, randrw or (make insn) zwrite"
+check_list BENCH_BS "$BSS" "$SIZE_RE" "a block size with its unit (4k, 64k, 1M)"
+check_list BENCH_POLL_BS "$POLL_BS" "$SIZE_RE|all" "a block size with its unit, or all"
+check_list BENCH_NOMEM_BS "$NOMEM_BS" "$SIZE_RE|all" "a block size with its unit, or all"
+check_list BENCH_ZBS "$ZBSS" "$SIZE_RE" "a block size with its unit"
+check_list BENCH_IODEPTH "$QDS" '[1-9][0-9]*' "a queue depth of 1 or more"
+check_list BENCH_NUMJOBS "$NJS" '[1-9][0-9]*' "a number of jobs of 1 or more"
+check_list BENCH_MEMORY "$MEMS" '0|1' "0 or 1"
+check_list BENCH_COMPLETION "$CMS" '0|1|2|poll' "an irqmode (0, 1, 2) or poll"
+check_list BENCH_REPS "$REPS" '[1-9][0-9]*' "a number of pairs of 1 or more"
+check_list BENCH_SIZE "$SIZE" '[1-9][0-9]*' "a size in MiB"
+check_list BENCH_SETTINGS "$SETTINGS" 'cache16|cache512|badblocks|mbps|blocking|sharedtags|none' \
+	"cache16, cache512, badblocks, mbps, blocking, sharedtags or none"
+check_list BENCH_ZONED "$ZONED" 'zwrite|zreport|none' "zwrite, zreport or none"
+check_list BENCH_AA "$AA" '0|1' "0 or 1"
+check_list BENCH_CALIBRATE "${BENCH_CALIBRATE:-1}" '0|1' "0 or 1"
+check_list BENCH_CACHE "${BENCH_CACHE:-0}" '[0-9]+' "a cache size in MiB"
+check_list BENCH_BADBLOCKS "${BENCH_BADBLOCKS:-0}" '0|1' "0 or 1"
+check_list BENCH_MBPS "${BENCH_MBPS:-0}" '[0-9]+' "a rate in MiB/s"
+check_list BENCH_BLOCKING "${BENCH_BLOCKING:-0}" '0|1' "0 or 1"
+check_list BENCH_SHARED_TAGS "${BENCH_SHARED_TAGS:-0}" '0|1' "0 or 1"
+check_list BENCH_SYNC "${BENCH_SYNC:-none}" 'none|fsync|fua' "none, fsync or fua"
+[ -z "${BENCH_SETTING:-}" ] ||
+	check_list BENCH_SETTING "$BENCH_SETTING" 'cache16|cache512|badblocks|mbps|blocking|sharedtags' \
+		"one of cache16, cache512, badblocks, mbps, blocking, sharedtags"
+if [ "${BENCH_CHECK_ONLY:-0}" = 1 ]; then
+	exit 0
+fi
+[ -n "$OUT" ] || OUT=$(mktemp -d /tmp/rnull-bench.XXXXXX)
 first() { list "$1" | awk '{ print $1; exit }'; }
 RDEV=bench
 

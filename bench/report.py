@@ -136,7 +136,7 @@ def one_line(p):
 HEADER = ["rw", "bs", "qd", "jobs", "mem", "completion", "setting", "null_blk IOPS",
           "rnull IOPS",
           "IOPS ratio (95% CI)", "null_blk CPU/IO", "rnull CPU/IO", "CPU/IO ratio (95% CI)",
-          ""]
+          "verdict"]
 
 
 def table_rows(points):
@@ -149,32 +149,55 @@ def table_rows(points):
                p["verdict"]]
 
 
-def summary(points, aa_points):
-    """The figures the benchmark is judged by, in a few lines."""
+def figures(points, aa_points):
+    """The figures the benchmark is judged by (summary.json)."""
     spread = aa_spread(aa_points)
     worst = min(points, key=lambda p: p["ratio"])
-    slower = sum(p["verdict"] == "slower" for p in points)
-    faster = sum(p["verdict"] == "faster" for p in points)
-    below = sum(p["ratio"] + p["ratio_ci"] < 0.97 for p in points
-                if not math.isnan(p["ratio_ci"]))
     mem_j2 = [p for p in points if p["memory_backed"] == "1" and p["numjobs"] == "2"]
-    lines = [f"{len(points)} points: geometric mean of IOPS ratios "
-             f"{geomean(p['ratio'] for p in points):.3f}; worst {worst['ratio']:.3f} "
-             f"({label(worst)}); interval wholly below 0.97 at {below}."]
+
+    def mean(values):
+        value = geomean(values)
+        return None if math.isnan(value) else round(value, 4)
+    return {
+        "points": len(points),
+        "iops_ratio_geomean": mean(p["ratio"] for p in points),
+        "cpu_per_io_ratio_geomean": mean(p["cpu_ratio"] for p in points),
+        "memory_backed_two_jobs_points": len(mem_j2),
+        "memory_backed_two_jobs_iops_ratio_geomean": mean(p["ratio"] for p in mem_j2),
+        "aa_points": len(aa_points),
+        "aa_spread": round(spread, 4) if aa_points else None,
+        "aa_geomean": mean(p["ratio"] for p in aa_points),
+        "worst": {"point": label(worst), "ratio": round(worst["ratio"], 4),
+                  "ci": None if math.isnan(worst["ratio_ci"]) else round(worst["ratio_ci"], 4)},
+        "slower": sum(p["verdict"] == "slower" for p in points),
+        "faster": sum(p["verdict"] == "faster" for p in points),
+        "wholly_below_0_97": sum(p["ratio"] + p["ratio_ci"] < 0.97 for p in points
+                                 if not math.isnan(p["ratio_ci"])),
+    }
+
+
+def summary(points, aa_points):
+    """The figures the benchmark is judged by, in a few lines."""
+    f = figures(points, aa_points)
+    spread = aa_spread(aa_points)
+    lines = [f"{f['points']} points: geometric mean of IOPS ratios "
+             f"{f['iops_ratio_geomean']:.3f}; worst {f['worst']['ratio']:.3f} "
+             f"({f['worst']['point']}); interval wholly below 0.97 at {f['wholly_below_0_97']}."]
     if aa_points:
         lines.append(f"A/A spread of this boot (largest distance from 1 of {len(aa_points)} "
                      f"null_blk/null_blk ratios): {spread:.3f}; A/A geometric mean "
-                     f"{geomean(p['ratio'] for p in aa_points):.3f}.")
-        lines.append(f"Slower at {slower}, faster at {faster}: the interval lies wholly "
-                     f"below {1 - spread:.3f} or above {1 + spread:.3f}.")
+                     f"{f['aa_geomean']:.3f}.")
+        lines.append(f"Slower at {f['slower']}, faster at {f['faster']}: the interval lies "
+                     f"wholly below {1 - spread:.3f} or above {1 + spread:.3f}.")
     else:
-        lines.append(f"No A/A calibration: slower at {slower}, faster at {faster} "
+        lines.append(f"No A/A calibration: slower at {f['slower']}, faster at {f['faster']} "
                      f"(the interval excludes 1).")
-    # (Without such points, no mean of none: "nan".)
-    mem = (f"Memory-backed points with 2 jobs ({len(mem_j2)}): geometric mean of IOPS "
-           f"ratios {geomean(p['ratio'] for p in mem_j2):.3f}. " if mem_j2 else "")
+    mem = (f"Memory-backed points with 2 jobs ({f['memory_backed_two_jobs_points']}): "
+           f"geometric mean of IOPS ratios "
+           f"{f['memory_backed_two_jobs_iops_ratio_geomean']:.3f}. "
+           if f["memory_backed_two_jobs_points"] else "")
     lines.append(f"{mem}CPU time per I/O: geometric mean of ratios "
-                 f"{geomean(p['cpu_ratio'] for p in points):.3f}.")
+                 f"{f['cpu_per_io_ratio_geomean']:.3f}.")
     return "\n".join(lines)
 
 
@@ -291,6 +314,9 @@ def main(argv):
         writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(points)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(figures(points, aa_points), f, indent=2)
+        f.write("\n")
     for p in points:
         print(one_line(p))
     print(summary(points, aa_points))

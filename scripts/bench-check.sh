@@ -87,6 +87,12 @@ def check_run(name, what):
            and "nan" not in table,
            f"{what} reports the one point, from two pairs of runs",
            f"points: {points}\n{table}")
+    with open(os.path.join(d, "summary.json")) as f:
+        figures = json.load(f)
+    report(figures["points"] == 1
+           and abs(figures["iops_ratio_geomean"] - float(points[0]["ratio"])) < 1e-3,
+           f"{what}: summary.json has the figures of the table",
+           f"summary.json: {figures}\npoints: {points}")
     return points, table
 
 
