@@ -23,6 +23,27 @@ TIMEOUT=${RNULL_VM_TIMEOUT:-3600}
 CPUS=${RNULL_VM_CPUS:-2}
 MEM=${RNULL_VM_MEM:-2G}
 NUMA=${RNULL_VM_NUMA:-1}
+# The settings of the VM and of the tests it runs, checked before it boots.
+check_setting() { # NAME VALUE PATTERN WHAT
+	[[ $2 =~ ^($3)$ ]] || die "$1: '$2' is not $4"
+}
+check_setting RNULL_VM_IDLE "$IDLE" '[1-9][0-9]*' "a number of seconds"
+check_setting RNULL_VM_TIMEOUT "$TIMEOUT" '[1-9][0-9]*' "a number of seconds"
+check_setting RNULL_VM_CPUS "$CPUS" '[1-9][0-9]*' "a number of CPUs"
+check_setting RNULL_VM_MEM "$MEM" '[1-9][0-9]*[MG]' "a size in M or G (2G)"
+check_setting RNULL_VM_NUMA "$NUMA" '[1-9]' "a number of NUMA nodes (1-9)"
+((NUMA <= CPUS)) || die "RNULL_VM_NUMA ($NUMA) must not exceed RNULL_VM_CPUS ($CPUS)"
+check_setting RNULL_VM_ACCEL "${RNULL_VM_ACCEL:-auto}" 'auto|kvm|tcg' "auto, kvm or tcg"
+check_setting RNULL_FUZZ_SEED "${RNULL_FUZZ_SEED:-0}" '[0-9]+' "a seed (a number)"
+check_setting RNULL_FUZZ_OPS "${RNULL_FUZZ_OPS:-1}" '[1-9][0-9]*' "a number of operations"
+check_setting RNULL_FUZZ_SECONDS "${RNULL_FUZZ_SECONDS:-1}" '[1-9][0-9]*' "a number of seconds"
+check_setting RNULL_FUZZ_TRACE "${RNULL_FUZZ_TRACE:-0}" '0|1' "0 or 1"
+# A regular expression bash cannot compile would select nothing, silently.
+if [ -n "${RNULL_TESTS:-}" ]; then
+	rc=0
+	[[ x =~ $RNULL_TESTS ]] || rc=$?
+	((rc != 2)) || die "RNULL_TESTS: '$RNULL_TESTS' is not a valid regular expression"
+fi
 
 kernel=$OUT/arch/x86/boot/bzImage
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make build' first"
