@@ -141,6 +141,24 @@ for a in sorted(attributes - named):
         problems.append(f"attribute {a} is not in Documentation/rnull.rst")
 check("the attribute table matches configfs.rs", problems)
 
+# The reStructuredText of Documentation/ must parse without a warning (the
+# kernel's Sphinx build reads Documentation/rnull.rst as
+# Documentation/block/rnull.rst).
+problems = []
+try:
+    import docutils.core
+    import docutils.utils
+    for doc in DOCS[1:]:
+        try:
+            docutils.core.publish_doctree(
+                TEXT[doc], source_path=doc,
+                settings_overrides={"halt_level": 2, "report_level": 5})
+        except docutils.utils.SystemMessage as e:
+            problems.append(f"{doc}: {e}")
+except ImportError:
+    problems.append("python3-docutils is not installed (scripts/setup.sh installs it)")
+check("the reStructuredText of Documentation/ parses", problems)
+
 failed = 0
 for name, problems in results:
     if problems:

@@ -33,8 +33,9 @@ PKGS=(
 	libaio-dev zlib1g-dev
 	# zone append's real user in the tests: btrfs in zoned mode
 	btrfs-progs
-	# make lint: checkpatch's SPDX check (scripts/spdxcheck.py)
-	python3-ply python3-git
+	# make lint: checkpatch's SPDX check (scripts/spdxcheck.py); the
+	# documentation's reStructuredText (scripts/docs-check.py)
+	python3-ply python3-git python3-docutils
 )
 
 missing=()
