@@ -42,16 +42,10 @@ $bb mount -t configfs configfs /root/sys/kernel/config
 $bb mount -t debugfs debugfs /root/sys/kernel/debug
 $bb hostname rnull-vm
 
-# The directory the host lets the guest write to, at its host path.
-if [ -n "$RNULL_OUT" ]; then
-	$bb mkdir -p "/root$RNULL_OUT"
-	$bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rnullout "/root$RNULL_OUT" ||
-		fail "cannot mount $RNULL_OUT over 9p"
-fi
-
-# The script's directory, the working directory and the repository stay
-# visible even where the guest mounts its own file systems (/tmp, /run).
-for d in "$RNULL_SCRIPT_DIR" "$RNULL_CWD" "$RNULL_REPO"; do
+# The script's directory, the working directory, the repository and the
+# harness's cache (the tests' fio is there) stay visible even where the
+# guest mounts its own file systems (/tmp, /run).
+for d in "$RNULL_SCRIPT_DIR" "$RNULL_CWD" "$RNULL_REPO" "$RNULL_CACHE_DIR"; do
 	case "$d" in
 	/tmp | /tmp/* | /run | /run/*)
 		$bb mkdir -p "/root$d"
@@ -59,6 +53,14 @@ for d in "$RNULL_SCRIPT_DIR" "$RNULL_CWD" "$RNULL_REPO"; do
 		;;
 	esac
 done
+
+# The directory the host lets the guest write to, at its host path (after
+# the binds above: it may lie in one of them).
+if [ -n "$RNULL_OUT" ]; then
+	$bb mkdir -p "/root$RNULL_OUT"
+	$bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rnullout "/root$RNULL_OUT" ||
+		fail "cannot mount $RNULL_OUT over 9p"
+fi
 
 # Only critical kernel messages reach the console (panics, lockups); the
 # rest stays in dmesg, which is checked below. (During boot, only

@@ -126,7 +126,7 @@ run_qemu() { # accel script log
 	append+=" rcupdate.rcu_expedited=1"
 	append+=" RNULL_SCRIPT=$2 RNULL_MODULES=$OUT/mods RNULL_CWD=$(pwd)"
 	append+=" RNULL_SCRIPT_DIR=$(dirname "$2")"
-	append+=" RNULL_REPO=$REPO"
+	append+=" RNULL_REPO=$REPO RNULL_CACHE_DIR=$CACHE"
 	local out=()
 	if [ -n "${RNULL_VM_OUT:-}" ]; then
 		append+=" RNULL_OUT=$RNULL_VM_OUT"
