@@ -141,6 +141,33 @@ for a in sorted(attributes - named):
         problems.append(f"attribute {a} is not in Documentation/rnull.rst")
 check("the attribute table matches configfs.rs", problems)
 
+# The table of make bench's defaults per mode against bench/bench.sh.
+VARS = {"reps": "BENCH_REPS", "runtime": "BENCH_RUNTIME", "rws": "BENCH_RW",
+        "bss": "BENCH_BS", "qds": "BENCH_IODEPTH", "njs": "BENCH_NUMJOBS",
+        "mems": "BENCH_MEMORY", "cms": "BENCH_COMPLETION", "poll_bs": "BENCH_POLL_BS",
+        "zoned": "BENCH_ZONED", "zbss": "BENCH_ZBS", "nomem_bs": "BENCH_NOMEM_BS"}
+bench = read("bench/bench.sh")
+code_modes = {}
+for mode in ("quick", "default", "full"):
+    m = re.search(rf"^{mode}\)\n((?:\t.*\n)+?)\t;;", bench, re.M)
+    code_modes[mode] = dict(re.findall(r"(\w+)=(\S+)", m.group(1))) if m else {}
+problems = [] if all(code_modes.values()) else ["the modes of bench/bench.sh were not found"]
+rows = 0
+for m in re.finditer(r"^``(BENCH_\w+)``(?: \([^)]*\))?\s+(\S+)\s+(\S+)\s+(\S+)\s*$",
+                     TEXT["Documentation/rnull-benchmarking.rst"], re.M):
+    var, doc_values = m.group(1), m.group(2, 3, 4)
+    name = next((k for k, v in VARS.items() if v == var), None)
+    if name is None:
+        continue
+    rows += 1
+    for mode, value in zip(("quick", "default", "full"), doc_values):
+        if code_modes[mode].get(name) != value:
+            problems.append(f"{var} in {mode} mode: {value} in Documentation/rnull-benchmarking.rst, "
+                            f"{code_modes[mode].get(name)} in bench/bench.sh")
+if rows < len(VARS):
+    problems.append(f"the table of defaults has {rows} of the {len(VARS)} settings of the modes")
+check("the defaults of make bench match bench/bench.sh", problems)
+
 # The reStructuredText of Documentation/ must parse without a warning (the
 # kernel's Sphinx build reads Documentation/rnull.rst as
 # Documentation/block/rnull.rst).
