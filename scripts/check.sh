@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The host side of make check and make check-debug (RNULL_KERNEL=debug): the
 # host's checks first (misuses of the request API that must not compile, the
-# documentation against the code, the VM runner's handling of splats, the
+# documentation against the code, the harness's settings, the VM runner's
+# handling of splats, the
 # benchmark harness on a small scale; not on the debug kernel), then
 # tests/run.sh in the VM, which counts their results with its own. The
 # results also go, in KTAP, to results.ktap in a directory of the cache
@@ -18,6 +19,7 @@ if [ -z "${RNULL_KERNEL:-}" ]; then
 	host=$results/host
 	"$REPO/scripts/compile-fail.sh" "$host" >/dev/null
 	python3 "$REPO/scripts/docs-check.py" >>"$host" || true
+	"$REPO/scripts/settings-check.sh" >>"$host" || true
 	"$REPO/scripts/harness-check.sh" "$host" >/dev/null
 	"$REPO/scripts/bench-check.sh" "$host" >/dev/null
 fi
