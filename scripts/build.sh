@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Prepares the 7.3 tree (pristine source + patches/ + this driver as
-# drivers/block/rnull), configures it from config/rnull.config and builds
+# Prepares the 7.3 tree (pristine source + patches/, the driver's history
+# included, + this repository's driver as drivers/block/rnull, which
+# patches/ gives unless the driver was changed since make series),
+# configures it from config/rnull.config and builds
 # the kernel and its modules into $OUT. Reruns only redo what changed.
 source "$(dirname "$0")/common.sh"
 
@@ -39,15 +41,20 @@ if [ "$(cat "$SRC/.rnull-series" 2>/dev/null)" != "$series_id" ]; then
 'make series' (or discard them) first:
 $dirty"
 	log "applying patches/fixes/series and patches/series to the pristine tree"
-	"${GIT[@]}" checkout -q -B rnull pristine
+	# Only the driver's files may differ from the tree's commit; step 3
+	# copies them again.
+	"${GIT[@]}" checkout -q -f -B rnull pristine
+	"${GIT[@]}" clean -q -fd -- drivers/block/rnull
 	while read -r p; do
 		"${GIT[@]}" am -q "$REPO/patches/$p" || die "patches/$p does not apply"
-	done < <(kernel_patches)
+	done < <(tree_patches)
 	echo "$series_id" >"$SRC/.rnull-series"
 fi
 
-# 3. This repo's driver replaces mainline's minimal rnull. Only changed files
-#    are copied, so an unchanged driver is not rebuilt.
+# 3. This repository's driver, as the last driver patch has it unless it
+#    was changed since. Only changed files are copied, so an unchanged
+#    driver is not rebuilt.
+
 dst=$SRC/drivers/block/rnull
 tree_files=()
 for f in "${DRIVER_FILES[@]}"; do tree_files+=("$(in_tree "$f")"); done

@@ -100,21 +100,17 @@ with_progress() { # what estimate command...
 	return "$rc"
 }
 
-# A fingerprint of patches/: the list and every patch in it.
 # The identity of every commit of the series, in From: and Signed-off-by:.
 AUTHOR_NAME="Seed dfc85cdf maintainers"
 AUTHOR_EMAIL="maintainers@users.noreply.a-seed-dfc85cdf.example"
 
-# The patches that change the kernel crate (and what else the kernel needs),
-# relative to patches/, in order: the fixes (patches/fixes/series), then
-# those of patches/series but the driver's ("block: rnull:"), whose files
-# the build copies from the repository instead.
-kernel_patches() {
-	local p
-	while read -r p; do
-		[ -z "$p" ] || grep -q '^Subject: \[PATCH[^]]*\] block: rnull:' "$REPO/patches/$p" ||
-			echo "$p"
-	done < <(all_patches)
+# The patches the prepared kernel tree holds as commits, relative to
+# patches/, in order: the fixes (patches/fixes/series), then patches/series
+# but its last patch, the driver's documentation, which scripts/series.sh
+# writes from Documentation/rnull.rst. The driver's own patches are among
+# them: the tree keeps the driver's history, feature by feature.
+tree_patches() {
+	all_patches | sed '$d'
 }
 
 # all_patches: every patch of both series, relative to patches/, in order.
@@ -123,10 +119,11 @@ all_patches() {
 	cat "$REPO/patches/series"
 }
 
-# Identifies the kernel-crate patches the tree holds.
+# A fingerprint of the patches the tree holds: their list and contents.
 series_id() {
-	(cd "$REPO/patches" && kernel_patches && cat $(kernel_patches)) | sha256sum | cut -c1-16
+	(cd "$REPO/patches" && tree_patches && cat $(tree_patches)) | sha256sum | cut -c1-16
 }
+
 
 # private_apt DIR LINE...: an apt configuration in DIR whose only sources are
 # the sources.list LINEs, for downloads the system's sources cannot provide

@@ -7,7 +7,7 @@
 #   repository's driver in drivers/block/rnull, with its documentation as
 #   Documentation/block/rnull.rst;
 # - with --build, every prefix of it builds: the kernel and its modules,
-#   with mainline's rnull until the driver's patch replaces it, configured
+#   mainline's rnull and then each step of the driver's growth, configured
 #   as for make check. The prefixes are checked out one after the other in
 #   the prepared tree and built in a directory of their own, seeded from
 #   make check's, so each step only rebuilds what its patch changed (one
@@ -29,10 +29,10 @@ while read -r p; do
 	n=$((n + 1))
 done < <(all_patches)
 
-# The kernel crate and everything else but the driver, as the tree has it.
+# Everything but the documentation, as the tree's commits have it.
 docs=(':!Documentation/block/rnull.rst' ':!Documentation/block/index.rst')
-git -C "$tmp/tree" diff --quiet rnull -- . ':!drivers/block/rnull' "${docs[@]}" || {
-	git -C "$tmp/tree" diff --stat rnull -- . ':!drivers/block/rnull' "${docs[@]}"
+git -C "$tmp/tree" diff --quiet rnull -- . "${docs[@]}" || {
+	git -C "$tmp/tree" diff --stat rnull -- . "${docs[@]}"
 	die "the series differs from the tree make check builds (run make series)"
 }
 # The driver's documentation, as this repository has it, in the block index.
@@ -46,7 +46,9 @@ grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
 	die "the series's drivers/block/rnull has other files than the repository's driver"
 while read -r f; do
 	cmp -s "$REPO/$f" "$tmp/tree/drivers/block/rnull/$(in_tree "$f")" ||
-		die "$f differs from the series's (run make series)"
+		die "$f differs from the series's (commit the change to $SRC and" \
+			"run make series: see Documentation/rnull-developing.rst)"
+
 done < <(driver_files)
 log "patches/fixes/series and patches/series: $n patches apply to pristine $KVER" \
 	"and give the tested tree"
@@ -64,11 +66,18 @@ cp "$OUT/.config" "$bdir/.config"
 kmake=(make -C "$SRC" O="$bdir" "${KMAKE[@]:4}")
 
 head=$(git -C "$SRC" rev-parse HEAD)
-git -C "$SRC" stash push -q -u -- drivers/block/rnull
+# The driver's files as the build left them: the repository's, which may
+# differ from the tree's last commit until make series.
+stashed=0
+if [ -n "$(git -C "$SRC" status --porcelain -- drivers/block/rnull)" ]; then
+	git -C "$SRC" stash push -q -u -- drivers/block/rnull
+	stashed=1
+fi
 restore() {
 	git -C "$SRC" checkout -q -f rnull
 	git -C "$SRC" clean -q -fd -- drivers/block/rnull
-	git -C "$SRC" stash pop -q || echo "series-check: git stash pop failed in $SRC" >&2
+	((!stashed)) || git -C "$SRC" stash pop -q ||
+		echo "series-check: git stash pop failed in $SRC" >&2
 	cleanup
 }
 trap restore EXIT
@@ -91,12 +100,7 @@ done
 # SERIES_TO=N stops after patch N (N = the number of fixes: the fixes
 # series alone).
 [ -z "${SERIES_TO:-}" ] || { log "patches 1-$SERIES_TO build"; exit 0; }
-# The driver's patch: this repository's files in place of mainline's.
-git -C "$SRC" checkout -q rnull
-rm -rf "$SRC/drivers/block/rnull"
-install_driver "$SRC/drivers/block/rnull"
-log "building the whole series ($n patches)"
-built "the whole series"
-git -C "$SRC" checkout -q -- drivers/block/rnull
-git -C "$SRC" clean -q -fd -- drivers/block/rnull
+# The last prefix is the tree make check builds; the documentation patch
+# changes no built file.
 log "every prefix of the series builds"
+

@@ -3,39 +3,38 @@
 # Writes the two series a maintainer reviews: in patches/fixes/, the fixes
 # of mainline bugs, which apply to pristine 7.3 alone (the first commits of
 # the prepared kernel tree, named in patches/fixes/subjects); in patches/,
-# on top of them, a cover letter, the
-# kernel crate's patches (the other commits on top of the pristine tag in the
-# prepared kernel tree, one per commit), the driver (this repository's
-# files in place of mainline's minimal rnull, as one commit on top, with the
-# message of patches/rnull.txt) and its documentation (the message of
-# patches/rnull-doc.txt). Each directory's series lists its patches in
-# order, without the cover letter. See README, "Changing the kernel crate" and
-# "The series"; scripts/series-check.sh checks the result.
+# on top of them, a cover letter, then the other commits of the prepared
+# tree, one patch each: the kernel crate's patches and the driver's, which
+# grow mainline's minimal rnull feature by feature (the tree keeps the
+# driver's history; its last commit must hold this repository's driver),
+# and last the driver's documentation, written here from
+# Documentation/rnull.rst with the message of patches/rnull-doc.txt. Each
+# directory's series lists its patches in order, without the cover letter.
+# See Documentation/rnull-developing.rst; scripts/series-check.sh checks
+# the result.
 source "$(dirname "$0")/common.sh"
 
 git -C "$SRC" diff --quiet HEAD -- . ':!drivers/block/rnull' ||
 	die "uncommitted changes in $SRC: commit them first"
 
-
-# The driver's commit, in a scratch worktree of the tree's HEAD (the kernel
-# tree's own drivers/block/rnull holds the files a build copied, which may
-# be older than the repository's).
+# The tree's HEAD, in a scratch worktree: its driver must be this
+# repository's (a change made since is committed to the tree first, into
+# the driver patch it belongs to).
 scratch_tree HEAD
 rm -rf "$tmp/tree/drivers/block/rnull"
 install_driver "$tmp/tree/drivers/block/rnull"
-git -C "$tmp/tree" add -A drivers/block/rnull
-sed -n '/^[^#]/,$p' "$REPO/patches/rnull.txt" >"$tmp/message"
-printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/message"
-# Dated as the repository's last change of the driver, so that the patch
-# only changes when the driver does.
-date=$(git -C "$REPO" log -1 --format=%aI -- $(driver_files))
-GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
-	git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
-	commit -q -F "$tmp/message"
+changed=$(git -C "$tmp/tree" status --porcelain -- drivers/block/rnull)
+[ -z "$changed" ] || die "the driver differs from the last commit of $SRC:
+$changed
+Commit the change there, into the driver patch it belongs to (git commit
+--fixup=<commit> -- drivers/block/rnull, then git rebase -i --autosquash),
+or as a new patch; see Documentation/rnull-developing.rst."
 
 # The driver's documentation, as a patch of its own after the driver's:
 # Documentation/rnull.rst as Documentation/block/rnull.rst, listed in the
-# block documentation's index after pr. Same date as the driver's commit.
+# block documentation's index after pr, dated as the repository's last
+# change of Documentation/rnull.rst.
+
 cp "$REPO/Documentation/rnull.rst" "$tmp/tree/Documentation/block/rnull.rst"
 grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
 	sed -i 's/^   pr$/&\n   rnull/' "$tmp/tree/Documentation/block/index.rst"
@@ -44,7 +43,7 @@ grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
 git -C "$tmp/tree" add Documentation/block/rnull.rst Documentation/block/index.rst
 sed -n '/^[^#]/,$p' "$REPO/patches/rnull-doc.txt" >"$tmp/message"
 printf '\nSigned-off-by: %s <%s>\n' "$AUTHOR_NAME" "$AUTHOR_EMAIL" >>"$tmp/message"
-date=$(git -C "$REPO" log -1 --format=%aI -- $(driver_files) Documentation/rnull.rst)
+date=$(git -C "$REPO" log -1 --format=%aI -- Documentation/rnull.rst)
 GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
 	git -C "$tmp/tree" -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL" \
 	commit -q -F "$tmp/message"
@@ -88,4 +87,4 @@ cover_letter "$REPO/patches" "$REPO/patches/cover-letter.txt" "$REPO/bench/resul
 series_id >"$SRC/.rnull-series"
 log "patches/fixes/: a cover letter and $(wc -l <"$REPO/patches/fixes/series") fix(es);" \
 	"patches/: a cover letter and $(wc -l <"$REPO/patches/series") patch(es)" \
-	"($(kernel_patches | wc -l) of the kernel crate in both)"
+	"($(tree_patches | wc -l) of them held by $SRC)"
