@@ -63,16 +63,15 @@ while IFS= read -r f; do
 done < <(cd "$dst" && find . -type f | sed 's|^\./||')
 install_driver "$dst"
 
-# 4. Configuration: tinyconfig + fragments, redone when a fragment changes.
+# 4. Configuration: tinyconfig + fragments, redone when a fragment changes
+#    or when .config has lost one of their settings (a build of a driver
+#    whose Kconfig lacks an option drops it, and kbuild does not bring it
+#    back).
 mkdir -p "$OUT"
-cfg_id=$(cat "${FRAGMENTS[@]}" | sha256sum | cut -c1-16)
-if [ "$(cat "$OUT/.rnull-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -f "$OUT/.config" ]; then
-	log "configuring the kernel (tinyconfig + ${FRAGMENTS[*]#"$REPO/"})"
-	"${KMAKE[@]}" -s tinyconfig >/dev/null
-	KCONFIG_CONFIG="$OUT/.config" "$SRC/scripts/kconfig/merge_config.sh" \
-		-m -O "$OUT" "$OUT/.config" "${FRAGMENTS[@]}" >/dev/null
-	"${KMAKE[@]}" -s olddefconfig >/dev/null
-	bad=0
+# fragments_hold [quiet]: whether every setting of the fragments is in
+# .config; names those that are not unless quiet.
+fragments_hold() {
+	local line want ok=0
 	while IFS= read -r line; do
 		case "$line" in
 		CONFIG_*=*) want=$line ;;
@@ -84,11 +83,21 @@ if [ "$(cat "$OUT/.rnull-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -f "$OUT/.c
 		else
 			grep -qx -- "$want" "$OUT/.config"
 		fi || {
-			echo "config: '$line' did not stick (missing dependency?)" >&2
-			bad=1
+			[ -n "${1:-}" ] || echo "config: '$line' did not stick (missing dependency?)" >&2
+			ok=1
 		}
 	done < <(cat "${FRAGMENTS[@]}")
-	((bad == 0)) || die "the configuration fragments do not apply cleanly"
+	return "$ok"
+}
+cfg_id=$(cat "${FRAGMENTS[@]}" | sha256sum | cut -c1-16)
+if [ "$(cat "$OUT/.rnull-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -f "$OUT/.config" ] ||
+	! fragments_hold quiet; then
+	log "configuring the kernel (tinyconfig + ${FRAGMENTS[*]#"$REPO/"})"
+	"${KMAKE[@]}" -s tinyconfig >/dev/null
+	KCONFIG_CONFIG="$OUT/.config" "$SRC/scripts/kconfig/merge_config.sh" \
+		-m -O "$OUT" "$OUT/.config" "${FRAGMENTS[@]}" >/dev/null
+	"${KMAKE[@]}" -s olddefconfig >/dev/null
+	fragments_hold || die "the configuration fragments do not apply cleanly"
 	"${KMAKE[@]}" -s rustavailable >/dev/null || die "Rust is not available"
 	echo "$cfg_id" >"$OUT/.rnull-config"
 fi
