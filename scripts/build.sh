@@ -54,7 +54,6 @@ fi
 # 3. This repository's driver, as the last driver patch has it unless it
 #    was changed since. Only changed files are copied, so an unchanged
 #    driver is not rebuilt.
-
 dst=$SRC/drivers/block/rnull
 tree_files=()
 for f in "${DRIVER_FILES[@]}"; do tree_files+=("$(in_tree "$f")"); done
@@ -71,7 +70,7 @@ mkdir -p "$OUT"
 # fragments_hold [quiet]: whether every setting of the fragments is in
 # .config; names those that are not unless quiet.
 fragments_hold() {
-	local line want ok=0
+	local line want missing=0
 	while IFS= read -r line; do
 		case "$line" in
 		CONFIG_*=*) want=$line ;;
@@ -84,10 +83,10 @@ fragments_hold() {
 			grep -qx -- "$want" "$OUT/.config"
 		fi || {
 			[ -n "${1:-}" ] || echo "config: '$line' did not stick (missing dependency?)" >&2
-			ok=1
+			missing=1
 		}
 	done < <(cat "${FRAGMENTS[@]}")
-	return "$ok"
+	return "$missing"
 }
 cfg_id=$(cat "${FRAGMENTS[@]}" | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.rnull-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -f "$OUT/.config" ] ||

@@ -3,8 +3,8 @@
 # The host side of make check and make check-debug (RNULL_KERNEL=debug): the
 # host's checks first (misuses of the request API that must not compile, the
 # documentation against the code, the harness's settings, the VM runner's
-# handling of splats, the
-# benchmark harness on a small scale; not on the debug kernel), then
+# handling of splats, the benchmark harness on a small scale; not on the
+# debug kernel), then
 # tests/run.sh in the VM, which counts their results with its own. The
 # results also go, in KTAP, to results.ktap in a directory of the cache
 # (check-results, or check-debug-results), which the guest writes through

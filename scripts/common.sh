@@ -124,7 +124,6 @@ series_id() {
 	(cd "$REPO/patches" && tree_patches && cat $(tree_patches)) | sha256sum | cut -c1-16
 }
 
-
 # private_apt DIR LINE...: an apt configuration in DIR whose only sources are
 # the sources.list LINEs, for downloads the system's sources cannot provide
 # (they stay untouched); its lists are fetched, and APT_OPTS holds the

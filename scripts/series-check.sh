@@ -48,7 +48,6 @@ while read -r f; do
 	cmp -s "$REPO/$f" "$tmp/tree/drivers/block/rnull/$(in_tree "$f")" ||
 		die "$f differs from the series's (commit the change to $SRC and" \
 			"run make series: see Documentation/rnull-developing.rst)"
-
 done < <(driver_files)
 log "patches/fixes/series and patches/series: $n patches apply to pristine $KVER" \
 	"and give the tested tree"
@@ -103,4 +102,3 @@ done
 # The last prefix is the tree make check builds; the documentation patch
 # changes no built file.
 log "every prefix of the series builds"
-

@@ -34,7 +34,6 @@ or as a new patch; see Documentation/rnull-developing.rst."
 # Documentation/rnull.rst as Documentation/block/rnull.rst, listed in the
 # block documentation's index after pr, dated as the repository's last
 # change of Documentation/rnull.rst.
-
 cp "$REPO/Documentation/rnull.rst" "$tmp/tree/Documentation/block/rnull.rst"
 grep -qx '   rnull' "$tmp/tree/Documentation/block/index.rst" ||
 	sed -i 's/^   pr$/&\n   rnull/' "$tmp/tree/Documentation/block/index.rst"
